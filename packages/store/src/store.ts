@@ -1,0 +1,470 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import postgres from "postgres";
+import {
+  AlreadyExistsError,
+  ConflictError,
+  GoneError,
+  InvalidError,
+  NotFoundError,
+  groupKind,
+  matchesRequirements,
+  parseApiVersion,
+  parseSelector,
+  type KubeObject,
+  type Requirement,
+} from "@flotilla/api";
+import type { Sql } from "./db.js";
+
+/** Identity of a stored object: its group/kind, namespace ('' when cluster-scoped) and name. */
+export interface ObjectRef {
+  gk: string;
+  namespace?: string;
+  name: string;
+}
+
+export type Indexer = (obj: KubeObject) => string[];
+
+export interface StoreOptions {
+  /** Extra secondary-index entries per group/kind (queried with `list({index})`). */
+  indexers?: Record<string, Indexer>;
+  now?: () => Date;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  /** A parsed selector or its string form ("app=nginx,tier in (a,b)"). */
+  labelSelector?: string | Requirement[];
+  /** Only objects with this secondary-index entry, e.g. "cluster:member1". */
+  index?: string;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  /** Watch from here to see every change after this list (some may repeat). */
+  resourceVersion: string;
+}
+
+export interface WriteOptions {
+  /** Optimistic concurrency: fail with ConflictError unless the stored resourceVersion equals this. */
+  resourceVersion?: string;
+  /** Precondition on the uid (delete). */
+  uid?: string;
+}
+
+export interface WatchEvent<T = KubeObject> {
+  type: "ADDED" | "MODIFIED" | "DELETED";
+  object: T;
+}
+
+export interface WatchOptions extends ListOptions {
+  /** Deliver changes after this resourceVersion; absent = from now on. */
+  resourceVersion?: string;
+  signal?: AbortSignal;
+}
+
+/** The group/kind of an object from its apiVersion and kind. */
+export function gkOf(obj: { apiVersion: string; kind: string }): string {
+  return groupKind({ group: parseApiVersion(obj.apiVersion).group, kind: obj.kind });
+}
+
+export function refOf(obj: KubeObject): ObjectRef {
+  return { gk: gkOf(obj), namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" };
+}
+
+function refError(ref: ObjectRef) {
+  const [group, kind] = splitGk(ref.gk);
+  return { group, kind, name: ref.name };
+}
+
+function splitGk(gk: string): [string, string] {
+  const i = gk.lastIndexOf("/");
+  return [gk.slice(0, i), gk.slice(i + 1)];
+}
+
+/** Kubernetes timestamps: RFC 3339 with second precision. */
+export function k8sTime(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Everything generation tracks: the spec, or for spec-less kinds every top-level field but metadata and status. */
+function desiredState(o: KubeObject): unknown {
+  if ("spec" in o) return o.spec;
+  const { metadata: _m, status: _s, resourceVersion: _r, ...rest } = o;
+  return rest;
+}
+
+function withoutVolatile(o: KubeObject): unknown {
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = o.metadata as Record<string, unknown>;
+  return { ...o, metadata: meta };
+}
+
+const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+function generateSuffix(): string {
+  const b = randomBytes(5);
+  return Array.from(b, (x) => GENERATE_ALPHABET[x % GENERATE_ALPHABET.length]).join("");
+}
+
+interface Row {
+  rv: string;
+  deleting: boolean;
+  body: KubeObject;
+}
+
+const MAX_RV_RETRIES = 5;
+
+/**
+ * The object store on Postgres. Every write is one transaction that takes a per-object
+ * advisory lock, uses the transaction id as the new resourceVersion (so an object's
+ * resourceVersions grow in commit order), checks the expected resourceVersion, and
+ * appends its outbox row. Watches read the outbox in resourceVersion order, releasing a
+ * row only once every transaction that could still write a smaller one has finished.
+ */
+export class ObjectStore {
+  private readonly indexers: Record<string, Indexer>;
+  private readonly now: () => Date;
+
+  constructor(
+    readonly sql: Sql,
+    opts: StoreOptions = {},
+  ) {
+    this.indexers = opts.indexers ?? {};
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    const rows = await this.sql<{ body: T }[]>`
+      SELECT body FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
+    return rows[0]?.body;
+  }
+
+  async mustGet<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+    const o = await this.get<T>(ref);
+    if (!o) throw new NotFoundError(refError(ref));
+    return o;
+  }
+
+  async list<T extends KubeObject = KubeObject>(gk: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+    const reqs = typeof opts.labelSelector === "string" ? parseSelector(opts.labelSelector) : (opts.labelSelector ?? []);
+    const equal: Record<string, string> = {};
+    for (const r of reqs) if (r.operator === "In" && r.values.length === 1) equal[r.key] = r.values[0]!;
+    const sql = this.sql;
+    return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+      const [{ rv }] = await tx<{ rv: string }[]>`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS rv`;
+      const rows = await tx<{ body: T }[]>`
+        SELECT body FROM objects
+        WHERE gk = ${gk}
+          ${opts.namespace ? tx`AND namespace = ${opts.namespace}` : tx``}
+          ${Object.keys(equal).length ? tx`AND labels @> ${tx.json(equal)}` : tx``}
+          ${opts.index ? tx`AND index_keys @> ARRAY[${opts.index}]::text[]` : tx``}
+        ORDER BY namespace, name`;
+      const items = rows.map((r) => r.body).filter((o) => matchesRequirements(o.metadata.labels, reqs));
+      return { items, resourceVersion: rv };
+    }) as Promise<ListResult<T>>;
+  }
+
+  /** Creates the object; AlreadyExistsError when the name is taken. */
+  async create<T extends KubeObject>(input: T): Promise<T> {
+    const meta = { ...input.metadata };
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + generateSuffix();
+    if (!meta.name) {
+      throw new InvalidError(refError({ gk: gkOf(input), name: "" }), [
+        { field: "metadata.name", reason: "FieldValueRequired", message: "name or generateName is required" },
+      ]);
+    }
+    const ref: ObjectRef = { gk: gkOf(input), namespace: meta.namespace ?? "", name: meta.name };
+    return this.write(ref, async (tx, rv, current) => {
+      if (current) throw new AlreadyExistsError(refError(ref));
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+      const obj = {
+        ...input,
+        metadata: { ...meta, uid: randomUUID(), creationTimestamp: k8sTime(this.now()), generation: 1, resourceVersion: rv },
+      } as T;
+      await this.insertRow(tx, ref, obj, rv);
+      await this.outbox(tx, ref, obj, rv, "ADDED");
+      return obj;
+    });
+  }
+
+  /**
+   * Replaces the object except its status (kept as stored). The expected resourceVersion is
+   * `metadata.resourceVersion` when set (ConflictError on mismatch); empty means unconditional.
+   * Removing the last finalizer of a deleting object deletes it.
+   */
+  async update<T extends KubeObject>(obj: T): Promise<T> {
+    return this.replace(obj, false);
+  }
+
+  /** Replaces only `.status`. */
+  async updateStatus<T extends KubeObject>(obj: T): Promise<T> {
+    return this.replace(obj, true);
+  }
+
+  private async replace<T extends KubeObject>(obj: T, statusOnly: boolean): Promise<T> {
+    const ref = refOf(obj);
+    const expected = obj.metadata.resourceVersion;
+    return this.write(ref, async (tx, rv, current) => {
+      if (!current) throw new NotFoundError(refError(ref));
+      if (expected && expected !== current.rv) throw new ConflictError(refError(ref));
+      if (obj.metadata.uid && obj.metadata.uid !== current.body.metadata.uid) {
+        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${current.body.metadata.uid}`);
+      }
+      const cur = current.body;
+      let next: KubeObject;
+      if (statusOnly) {
+        next = { ...cur, status: obj.status };
+        if (obj.status === undefined) delete next.status;
+      } else {
+        const m = obj.metadata;
+        next = {
+          ...obj,
+          metadata: {
+            ...m,
+            uid: cur.metadata.uid,
+            creationTimestamp: cur.metadata.creationTimestamp,
+            deletionTimestamp: cur.metadata.deletionTimestamp,
+            deletionGracePeriodSeconds: cur.metadata.deletionGracePeriodSeconds,
+            generation: cur.metadata.generation,
+            generateName: cur.metadata.generateName,
+          },
+        };
+        if (!next.metadata.deletionTimestamp) delete next.metadata.deletionTimestamp;
+        if (next.metadata.deletionGracePeriodSeconds === undefined) delete next.metadata.deletionGracePeriodSeconds;
+        if (next.metadata.generateName === undefined) delete next.metadata.generateName;
+        if ("status" in cur) next.status = cur.status;
+        else delete next.status;
+        if (!isDeepStrictEqual(desiredState(next), desiredState(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+      }
+      next.metadata.resourceVersion = current.rv;
+      if (isDeepStrictEqual(withoutVolatile(next), withoutVolatile(cur))) return cur as T;
+      next.metadata.resourceVersion = rv;
+      if (current.deleting && (next.metadata.finalizers ?? []).length === 0) {
+        await this.removeRow(tx, ref, next, rv);
+        return next as T;
+      }
+      await this.updateRow(tx, ref, next, rv, current.deleting);
+      await this.outbox(tx, ref, next, rv, "MODIFIED");
+      return next as T;
+    });
+  }
+
+  /**
+   * Deletes the object: at once when it has no finalizers (its owned objects follow), else
+   * marks it with deletionTimestamp and leaves it to the finalizers' owners. Returns the
+   * object as of after the call, or undefined when it was not there.
+   */
+  async delete(ref: ObjectRef, opts: WriteOptions = {}): Promise<KubeObject | undefined> {
+    return this.write(ref, async (tx, rv, current) => {
+      if (!current) throw new NotFoundError(refError(ref));
+      if (opts.resourceVersion && opts.resourceVersion !== current.rv) throw new ConflictError(refError(ref));
+      if (opts.uid && opts.uid !== current.body.metadata.uid) {
+        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${current.body.metadata.uid}`);
+      }
+      const cur = current.body;
+      if ((cur.metadata.finalizers ?? []).length > 0) {
+        if (current.deleting) return cur;
+        const next = { ...cur, metadata: { ...cur.metadata, deletionTimestamp: k8sTime(this.now()), deletionGracePeriodSeconds: 0, resourceVersion: rv } };
+        await this.updateRow(tx, ref, next, rv, true);
+        await this.outbox(tx, ref, next, rv, "MODIFIED");
+        return next;
+      }
+      const gone = { ...cur, metadata: { ...cur.metadata, resourceVersion: rv } };
+      await this.removeRow(tx, ref, gone, rv);
+      return gone;
+    });
+  }
+
+  /**
+   * Read-modify-write with retries on conflict: `fn` gets the current object and returns the
+   * desired one (or undefined for no change). Returns the stored result.
+   */
+  async mutate<T extends KubeObject>(ref: ObjectRef, fn: (current: T) => T | undefined, opts: { status?: boolean; attempts?: number } = {}): Promise<T | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const cur = await this.get<T>(ref);
+      if (!cur) return undefined;
+      const next = fn(structuredClone(cur));
+      if (!next) return cur;
+      try {
+        return opts.status ? await this.updateStatus(next) : await this.update(next);
+      } catch (e) {
+        if (!(e instanceof ConflictError) || attempt + 1 >= (opts.attempts ?? 10)) throw e;
+      }
+    }
+  }
+
+  /**
+   * Streams changes in resourceVersion order, starting after `resourceVersion` (or now).
+   * GoneError when that resourceVersion is older than the retained history.
+   */
+  async *watch<T extends KubeObject = KubeObject>(gk: string | undefined, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const reqs = typeof opts.labelSelector === "string" ? parseSelector(opts.labelSelector) : (opts.labelSelector ?? []);
+    let cursorRv: string;
+    let cursorId = "9223372036854775807"; // everything at the starting resourceVersion has been seen
+    const [{ pruned, xmin }] = await this.sql<{ pruned: string; xmin: string }[]>`
+      SELECT pruned_rv::text AS pruned, (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS xmin FROM outbox_watermark`;
+    if (opts.resourceVersion && opts.resourceVersion !== "0") {
+      if (!/^\d+$/.test(opts.resourceVersion)) {
+        throw new InvalidError({ group: "", kind: "WatchOptions" }, [{ field: "resourceVersion", reason: "FieldValueInvalid", message: "must be a resourceVersion returned by the server" }]);
+      }
+      if (BigInt(opts.resourceVersion) < BigInt(pruned)) throw new GoneError(`too old resource version: ${opts.resourceVersion} (${pruned})`);
+      cursorRv = opts.resourceVersion;
+    } else {
+      cursorRv = xmin;
+    }
+    const waiter = new OutboxWaiter(this.sql, opts.signal);
+    try {
+      while (!opts.signal?.aborted) {
+        const rows = await this.sql<{ id: string; rv: string; type: WatchEvent["type"]; object: T }[]>`
+          SELECT id::text, rv::text, type, object FROM outbox
+          WHERE (rv, id) > (${cursorRv}::bigint, ${cursorId}::bigint)
+            AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+            ${gk ? this.sql`AND gk = ${gk}` : this.sql``}
+            ${opts.namespace ? this.sql`AND namespace = ${opts.namespace}` : this.sql``}
+          ORDER BY rv, id LIMIT 500`;
+        for (const r of rows) {
+          cursorRv = r.rv;
+          cursorId = r.id;
+          if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: r.object };
+        }
+        if (rows.length < 500) await waiter.wait(rows.length === 0 ? 1000 : 20);
+      }
+    } finally {
+      waiter.close();
+    }
+  }
+
+  /** Drops published outbox rows older than `olderThanMs`, raising the watch watermark. */
+  async pruneOutbox(olderThanMs: number): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      const [{ max }] = await tx<{ max: string | null }[]>`
+        SELECT max(rv)::text AS max FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - ${olderThanMs + " milliseconds"}::interval`;
+      if (!max) return 0;
+      const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint AND published_at IS NOT NULL`;
+      await tx`UPDATE outbox_watermark SET pruned_rv = greatest(pruned_rv, ${max}::bigint)`;
+      return res.count;
+    }) as Promise<number>;
+  }
+
+  // ---- transaction plumbing ----
+
+  private async write<R>(ref: ObjectRef, body: (tx: postgres.TransactionSql, rv: string, current: Row | undefined) => Promise<R>): Promise<R> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.sql.begin(async (tx) => {
+          const key = `${ref.gk}|${ref.namespace ?? ""}|${ref.name}`;
+          await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+          const [{ rv }] = await tx<{ rv: string }[]>`SELECT pg_current_xact_id()::text AS rv`;
+          const [current] = await tx<Row[]>`
+            SELECT rv::text, deleting, body FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name} FOR UPDATE`;
+          const result = await body(tx, rv, current);
+          await tx`SELECT pg_notify('flotilla_outbox', '')`;
+          return result;
+        })) as R;
+      } catch (e) {
+        if (e instanceof RvOrderError && attempt < MAX_RV_RETRIES) continue;
+        throw e;
+      }
+    }
+  }
+
+  private indexKeys(gk: string, obj: KubeObject): string[] {
+    const keys = (obj.metadata.ownerReferences ?? []).map((o) => `owner:${o.uid}`);
+    const extra = this.indexers[gk];
+    if (extra) keys.push(...extra(obj));
+    return [...new Set(keys)];
+  }
+
+  private async insertRow(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string) {
+    await tx`
+      INSERT INTO objects (gk, namespace, name, uid, rv, generation, labels, index_keys, deleting, body)
+      VALUES (${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${obj.metadata.uid!}, ${rv}, ${obj.metadata.generation ?? 1},
+              ${tx.json(obj.metadata.labels ?? {})}, ${this.indexKeys(ref.gk, obj)}, false, ${tx.json(obj as never)})`;
+  }
+
+  private async updateRow(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string, deleting: boolean) {
+    await tx`
+      UPDATE objects SET rv = ${rv}, generation = ${obj.metadata.generation ?? 1}, labels = ${tx.json(obj.metadata.labels ?? {})},
+             index_keys = ${this.indexKeys(ref.gk, obj)}, deleting = ${deleting}, body = ${tx.json(obj as never)}
+      WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
+  }
+
+  /** Deletes the row, records DELETED, and deletes (or marks) every object it owns, recursively. */
+  private async removeRow(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string) {
+    await tx`DELETE FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
+    await this.outbox(tx, ref, obj, rv, "DELETED");
+    const owned = await tx<{ gk: string; namespace: string; name: string }[]>`
+      SELECT gk, namespace, name FROM objects WHERE index_keys @> ARRAY[${"owner:" + obj.metadata.uid}]::text[]`;
+    for (const o of owned) {
+      const key = `${o.gk}|${o.namespace}|${o.name}`;
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
+      const [row] = await tx<Row[]>`SELECT rv::text, deleting, body FROM objects WHERE gk = ${o.gk} AND namespace = ${o.namespace} AND name = ${o.name} FOR UPDATE`;
+      if (!row) continue;
+      // A dependent written by a transaction newer than this one would get an older resourceVersion: start over.
+      if (BigInt(row.rv) > BigInt(rv)) throw new RvOrderError();
+      const dref = { gk: o.gk, namespace: o.namespace, name: o.name };
+      const cur = row.body;
+      if ((cur.metadata.finalizers ?? []).length > 0) {
+        if (row.deleting) continue;
+        const next = { ...cur, metadata: { ...cur.metadata, deletionTimestamp: k8sTime(this.now()), deletionGracePeriodSeconds: 0, resourceVersion: rv } };
+        await this.updateRow(tx, dref, next, rv, true);
+        await this.outbox(tx, dref, next, rv, "MODIFIED");
+      } else {
+        await this.removeRow(tx, dref, { ...cur, metadata: { ...cur.metadata, resourceVersion: rv } }, rv);
+      }
+    }
+  }
+
+  private async outbox(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string, type: WatchEvent["type"]) {
+    await tx`
+      INSERT INTO outbox (rv, gk, namespace, name, uid, type, object)
+      VALUES (${rv}, ${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${obj.metadata.uid!}, ${type}, ${tx.json(obj as never)})`;
+  }
+}
+
+class RvOrderError extends Error {
+  override readonly name = "RvOrderError";
+}
+
+/** Wakes a watch loop on outbox NOTIFY, or after a timeout. One LISTEN per store connection pool. */
+class OutboxWaiter {
+  private static listeners = new WeakMap<Sql, { waiters: Set<() => void>; ready: Promise<unknown> }>();
+  private wake?: () => void;
+  private readonly entry: { waiters: Set<() => void>; ready: Promise<unknown> };
+
+  constructor(
+    sql: Sql,
+    private readonly signal?: AbortSignal,
+  ) {
+    let entry = OutboxWaiter.listeners.get(sql);
+    if (!entry) {
+      const waiters = new Set<() => void>();
+      const ready = sql.listen("flotilla_outbox", () => {
+        for (const w of [...waiters]) w();
+      }).catch(() => undefined);
+      entry = { waiters, ready };
+      OutboxWaiter.listeners.set(sql, entry);
+    }
+    this.entry = entry;
+  }
+
+  async wait(ms: number): Promise<void> {
+    await this.entry.ready;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.entry.waiters.delete(done);
+        this.signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.entry.waiters.add(done);
+      this.signal?.addEventListener("abort", done, { once: true });
+      this.wake = done;
+    });
+  }
+
+  close() {
+    this.wake?.();
+  }
+}
