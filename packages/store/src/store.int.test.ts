@@ -136,7 +136,7 @@ describe("object store", () => {
     const events: WatchEvent[] = [];
     const ac = new AbortController();
     const run = (async () => {
-      for await (const e of store.watch("/ConfigMap", { namespace: "w", resourceVersion: listed.resourceVersion, signal: ac.signal })) events.push(e);
+      for await (const e of await store.watch("/ConfigMap", { namespace: "w", resourceVersion: listed.resourceVersion, signal: ac.signal })) events.push(e);
     })();
     await eventually(() => events.length >= 3);
     ac.abort();
@@ -147,7 +147,7 @@ describe("object store", () => {
     const resumed: WatchEvent[] = [];
     const ac2 = new AbortController();
     const run2 = (async () => {
-      for await (const e of store.watch("/ConfigMap", { namespace: "w", resourceVersion: created.metadata.resourceVersion, signal: ac2.signal })) resumed.push(e);
+      for await (const e of await store.watch("/ConfigMap", { namespace: "w", resourceVersion: created.metadata.resourceVersion, signal: ac2.signal })) resumed.push(e);
     })();
     await eventually(() => resumed.length >= 2);
     ac2.abort();
@@ -159,7 +159,7 @@ describe("object store", () => {
     const got: WatchEvent[] = [];
     const ac = new AbortController();
     const run = (async () => {
-      for await (const e of store.watch("apps/Deployment", { labelSelector: "app=live", signal: ac.signal })) got.push(e);
+      for await (const e of await store.watch("apps/Deployment", { labelSelector: "app=live", signal: ac.signal })) got.push(e);
     })();
     await new Promise((r) => setTimeout(r, 100));
     await store.create(deploy("ignored"));
@@ -174,7 +174,6 @@ describe("object store", () => {
     await db.sql`UPDATE outbox SET published_at = now(), created_at = now() - interval '1 hour'`;
     const pruned = await store.pruneOutbox(60_000);
     assert.ok(pruned > 0);
-    const it = store.watch("/ConfigMap", { resourceVersion: "1" });
-    await assert.rejects(it.next(), { name: "GoneError" });
+    await assert.rejects(store.watch("/ConfigMap", { resourceVersion: "1" }), { name: "GoneError" });
   });
 });

@@ -295,12 +295,11 @@ export class ObjectStore {
 
   /**
    * Streams changes in resourceVersion order, starting after `resourceVersion` (or now).
-   * GoneError when that resourceVersion is older than the retained history.
+   * Rejects at once with GoneError when that resourceVersion is older than the retained
+   * history, or InvalidError when it is not one.
    */
-  async *watch<T extends KubeObject = KubeObject>(gk: string | undefined, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
-    const reqs = typeof opts.labelSelector === "string" ? parseSelector(opts.labelSelector) : (opts.labelSelector ?? []);
+  async watch<T extends KubeObject = KubeObject>(gk: string | undefined, opts: WatchOptions = {}): Promise<AsyncGenerator<WatchEvent<T>>> {
     let cursorRv: string;
-    let cursorId = "9223372036854775807"; // everything at the starting resourceVersion has been seen
     const [{ pruned, xmin }] = await this.sql<{ pruned: string; xmin: string }[]>`
       SELECT pruned_rv::text AS pruned, (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS xmin FROM outbox_watermark`;
     if (opts.resourceVersion && opts.resourceVersion !== "0") {
@@ -312,6 +311,13 @@ export class ObjectStore {
     } else {
       cursorRv = xmin;
     }
+    return this.tail<T>(gk, opts, cursorRv);
+  }
+
+  private async *tail<T extends KubeObject>(gk: string | undefined, opts: WatchOptions, fromRv: string): AsyncGenerator<WatchEvent<T>> {
+    const reqs = typeof opts.labelSelector === "string" ? parseSelector(opts.labelSelector) : (opts.labelSelector ?? []);
+    let cursorRv = fromRv;
+    let cursorId = "9223372036854775807"; // everything at the starting resourceVersion has been seen
     const waiter = new OutboxWaiter(this.sql, opts.signal);
     try {
       while (!opts.signal?.aborted) {

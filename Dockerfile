@@ -1,0 +1,21 @@
+# One image for every Flotilla service and the member-cluster simulator:
+#   docker build -t flotilla .
+#   docker run flotilla services/gateway/dist/main.js
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json turbo.json tsconfig.base.json tsconfig.json ./
+COPY proto ./proto
+COPY packages ./packages
+COPY services ./services
+COPY test/package.json ./test/package.json
+RUN npm ci --no-audit --no-fund
+RUN TURBO_TELEMETRY_DISABLED=1 npx turbo run build --log-prefix=none
+RUN npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /src /app
+USER node
+ENTRYPOINT ["node"]
+CMD ["services/gateway/dist/main.js"]

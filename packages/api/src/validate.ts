@@ -1,0 +1,669 @@
+import type {
+  ApplicationFailoverBehaviorJson,
+  ClusterAffinityJson,
+  ClusterFailoverBehaviorJson,
+  ClusterSpecJson,
+  FieldSelectorJson,
+  LabelSelectorJson,
+  PlacementJson,
+  PropagationSpecJson,
+  ReplicaSchedulingStrategyJson,
+  ResourceBindingSpecJson,
+  SpreadConstraintJson,
+  StatePreservationJson,
+  SuspensionJson,
+  TaintJson,
+  TolerationJson,
+} from "@flotilla/proto";
+import { jsonShapeErrors, schemaFor } from "./decode.js";
+import { InvalidError, type FieldError } from "./errors.js";
+import { ProviderField, RegionField, ZoneField } from "./names.js";
+import type { ResourceType } from "./resources.js";
+import type {
+  AnyPropagationPolicy,
+  AnyResourceBinding,
+  Cluster,
+  KubeObject,
+  ObjectMeta,
+  Work,
+} from "./types.js";
+
+// ---------------------------------------------------------------------------------------------
+// Field errors, worded like k8s.io/apimachinery/pkg/util/validation/field.
+
+const show = (v: unknown): string => (v === undefined ? "null" : (JSON.stringify(v) ?? String(v)));
+
+export function fieldRequired(field: string, detail = ""): FieldError {
+  return { field, reason: "FieldValueRequired", message: detail ? `Required value: ${detail}` : "Required value" };
+}
+export function fieldInvalid(field: string, value: unknown, detail: string): FieldError {
+  return { field, reason: "FieldValueInvalid", message: `Invalid value: ${show(value)}: ${detail}` };
+}
+export function fieldNotSupported(field: string, value: unknown, supported: readonly string[]): FieldError {
+  return { field, reason: "FieldValueNotSupported", message: `Unsupported value: ${show(value)}: supported values: ${supported.map((s) => JSON.stringify(s)).join(", ")}` };
+}
+export function fieldDuplicate(field: string, value: unknown): FieldError {
+  return { field, reason: "FieldValueDuplicate", message: `Duplicate value: ${show(value)}` };
+}
+export function fieldForbidden(field: string, detail: string): FieldError {
+  return { field, reason: "FieldValueForbidden", message: `Forbidden: ${detail}` };
+}
+export function fieldTooLong(field: string, value: unknown, max: number): FieldError {
+  return { field, reason: "FieldValueTooLong", message: `Too long: may not be more than ${max} bytes` + (typeof value === "string" && value.length < 100 ? ` (${show(value)})` : "") };
+}
+
+const child = (p: string, name: string) => (p ? `${p}.${name}` : name);
+const index = (p: string, i: number) => `${p}[${i}]`;
+const key = (p: string, k: string) => `${p}[${k}]`;
+
+// ---------------------------------------------------------------------------------------------
+// k8s.io/apimachinery/pkg/util/validation: each returns the reasons the value is bad (empty = valid).
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const utf8 = new TextEncoder();
+const bytes = (s: string) => utf8.encode(s).length;
+
+export function isDNS1123Label(v: string): string[] {
+  const errs: string[] = [];
+  if (bytes(v) > 63) errs.push("must be no more than 63 characters");
+  if (!DNS1123_LABEL.test(v)) {
+    errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+  }
+  return errs;
+}
+
+export function isDNS1123Subdomain(v: string): string[] {
+  const errs: string[] = [];
+  if (bytes(v) > 253) errs.push("must be no more than 253 characters");
+  if (!DNS1123_SUBDOMAIN.test(v)) {
+    errs.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  }
+  return errs;
+}
+
+/** A label key / annotation key / finalizer: `[prefix/]name`, prefix a DNS subdomain, name ≤ 63 chars. */
+export function isQualifiedName(v: string): string[] {
+  const parts = v.split("/");
+  let name = v;
+  const errs: string[] = [];
+  if (parts.length === 2) {
+    const [prefix, n] = parts as [string, string];
+    name = n;
+    if (prefix.length === 0) errs.push("prefix part must be non-empty");
+    else errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
+  } else if (parts.length > 2) {
+    return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+  }
+  if (name.length === 0) errs.push("name part must be non-empty");
+  else if (bytes(name) > 63) errs.push("name part must be no more than 63 bytes");
+  if (name.length > 0 && !QUALIFIED_NAME.test(name)) {
+    errs.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+  }
+  return errs;
+}
+
+export function isValidLabelValue(v: string): string[] {
+  const errs: string[] = [];
+  if (bytes(v) > 63) errs.push("must be no more than 63 bytes");
+  if (!LABEL_VALUE.test(v)) {
+    errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  }
+  return errs;
+}
+
+/** Names of objects whose names are path segments (RBAC): anything but "/", "%", "." and "..". */
+function isPathSegmentName(v: string): string[] {
+  if (v === "." || v === "..") return [`may not be '${v}'`];
+  const errs: string[] = [];
+  if (v.includes("/")) errs.push("may not contain '/'");
+  if (v.includes("%")) errs.push("may not contain '%'");
+  return errs;
+}
+
+const CLUSTER_NAME_MAX_LENGTH = 48;
+
+/** pkg/util/validation.ValidateClusterName: a DNS-1123 label of at most 48 characters (room for `karmada-es-`). */
+export function isClusterName(v: string): string[] {
+  if (v.length === 0) return ["must be not empty"];
+  if (v.length > CLUSTER_NAME_MAX_LENGTH) return [`must be no more than ${CLUSTER_NAME_MAX_LENGTH} characters`];
+  return isDNS1123Label(v);
+}
+
+const LABEL_VALUE_MAX_LENGTH = 63;
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Metadata
+
+type NameValidator = (name: string) => string[];
+
+/** Which name rule a kind uses. Karmada kinds follow their webhooks; templates the Kubernetes defaults. */
+function nameValidatorFor(r: Pick<ResourceType, "group" | "kind">): NameValidator {
+  if (r.group === "cluster.karmada.io" && r.kind === "Cluster") return isClusterName;
+  if (r.group === "policy.karmada.io" && (r.kind === "PropagationPolicy" || r.kind === "ClusterPropagationPolicy")) {
+    // The name becomes a label value on everything the policy claims.
+    return (n) => {
+      const errs = isDNS1123Subdomain(n);
+      return n.length > LABEL_VALUE_MAX_LENGTH ? [`must be no more than ${LABEL_VALUE_MAX_LENGTH} characters`, ...errs] : errs;
+    };
+  }
+  if (r.group === "" && (r.kind === "Namespace" || r.kind === "Service")) return isDNS1123Label;
+  if (r.group === "rbac.authorization.k8s.io") return isPathSegmentName;
+  return isDNS1123Subdomain;
+}
+
+/** Validates `labels` as Kubernetes does (metav1validation.ValidateLabels). */
+export function validateLabels(labels: Record<string, string> | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [k, v] of Object.entries(labels ?? {})) {
+    for (const m of isQualifiedName(k)) errs.push(fieldInvalid(key(path, k), k, m));
+    for (const m of isValidLabelValue(v)) errs.push(fieldInvalid(key(path, k), v, m));
+  }
+  return errs;
+}
+
+function validateAnnotations(annotations: Record<string, string> | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  let size = 0;
+  for (const [k, v] of Object.entries(annotations ?? {})) {
+    for (const m of isQualifiedName(k.toLowerCase())) errs.push(fieldInvalid(key(path, k), k, m));
+    size += bytes(k) + bytes(v);
+  }
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) errs.push(fieldTooLong(path, undefined, TOTAL_ANNOTATION_SIZE_LIMIT));
+  return errs;
+}
+
+/**
+ * ObjectMeta as apimachinery's ValidateObjectMeta checks it: a name (or generateName) valid for the kind,
+ * a namespace exactly when the kind is namespaced, valid labels, annotations, finalizers and ownerReferences.
+ */
+export function validateObjectMeta(meta: ObjectMeta | undefined, r: Pick<ResourceType, "group" | "kind" | "namespaced">, path = "metadata"): FieldError[] {
+  const errs: FieldError[] = [];
+  const m = meta ?? {};
+  const validName = nameValidatorFor(r);
+  if (m.generateName) {
+    // Prefix form: a trailing '-' is allowed because a random suffix follows.
+    const masked = m.generateName.replace(/-$/, "a");
+    for (const msg of validName(masked)) errs.push(fieldInvalid(child(path, "generateName"), m.generateName, msg));
+  }
+  if (!m.name) {
+    if (!m.generateName) errs.push(fieldRequired(child(path, "name"), "name or generateName is required"));
+  } else {
+    for (const msg of validName(m.name)) errs.push(fieldInvalid(child(path, "name"), m.name, msg));
+  }
+  if (r.namespaced) {
+    if (!m.namespace) errs.push(fieldRequired(child(path, "namespace")));
+    else for (const msg of isDNS1123Label(m.namespace)) errs.push(fieldInvalid(child(path, "namespace"), m.namespace, msg));
+  } else if (m.namespace) {
+    errs.push(fieldForbidden(child(path, "namespace"), "not allowed on this type"));
+  }
+  errs.push(...validateLabels(m.labels, child(path, "labels")));
+  errs.push(...validateAnnotations(m.annotations, child(path, "annotations")));
+  (m.finalizers ?? []).forEach((f, i) => {
+    for (const msg of isQualifiedName(f)) errs.push(fieldInvalid(index(child(path, "finalizers"), i), f, msg));
+  });
+  (m.ownerReferences ?? []).forEach((o, i) => {
+    const p = index(child(path, "ownerReferences"), i);
+    if (!o.apiVersion) errs.push(fieldRequired(child(p, "apiVersion"), "version must not be empty"));
+    if (!o.kind) errs.push(fieldRequired(child(p, "kind"), "kind must not be empty"));
+    if (!o.name) errs.push(fieldRequired(child(p, "name"), "name must not be empty"));
+    if (!o.uid) errs.push(fieldRequired(child(p, "uid"), "uid must not be empty"));
+  });
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selectors
+
+const SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist"] as const;
+
+/** metav1 LabelSelector: valid keys/values, a known operator, values exactly when the operator needs them. */
+export function validateLabelSelector(sel: LabelSelectorJson | undefined, path: string): FieldError[] {
+  if (!sel) return [];
+  const errs = validateLabels(sel.matchLabels, child(path, "matchLabels"));
+  (sel.matchExpressions ?? []).forEach((e, i) => {
+    const p = index(child(path, "matchExpressions"), i);
+    const values = e.values ?? [];
+    switch (e.operator ?? "") {
+      case "In":
+      case "NotIn":
+        if (values.length === 0) errs.push(fieldRequired(child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
+        break;
+      case "Exists":
+      case "DoesNotExist":
+        if (values.length > 0) errs.push(fieldForbidden(child(p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        break;
+      default:
+        errs.push(fieldNotSupported(child(p, "operator"), e.operator ?? "", SELECTOR_OPERATORS));
+    }
+    for (const m of isQualifiedName(e.key ?? "")) errs.push(fieldInvalid(child(p, "key"), e.key ?? "", m));
+  });
+  return errs;
+}
+
+const FIELD_SELECTOR_KEYS = [ProviderField, RegionField, ZoneField] as const;
+const FIELD_SELECTOR_OPERATORS = ["In", "NotIn"] as const;
+
+/** A placement fieldSelector only knows provider/region/zone and In/NotIn (ValidatePolicyFieldSelector). */
+function validateFieldSelector(sel: FieldSelectorJson | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  (sel?.matchExpressions ?? []).forEach((e, i) => {
+    const p = index(child(path, "matchExpressions"), i);
+    if (!(FIELD_SELECTOR_KEYS as readonly string[]).includes(e.key ?? "")) errs.push(fieldNotSupported(child(p, "key"), e.key ?? "", FIELD_SELECTOR_KEYS));
+    if (!(FIELD_SELECTOR_OPERATORS as readonly string[]).includes(e.operator ?? "")) errs.push(fieldNotSupported(child(p, "operator"), e.operator ?? "", FIELD_SELECTOR_OPERATORS));
+  });
+  return errs;
+}
+
+function validateClusterAffinity(a: ClusterAffinityJson | undefined, path: string): FieldError[] {
+  if (!a) return [];
+  return [...validateLabelSelector(a.labelSelector, child(path, "labelSelector")), ...validateFieldSelector(a.fieldSelector, child(path, "fieldSelector"))];
+}
+
+function hasInlineAffinity(a: ClusterAffinityJson): boolean {
+  return a.labelSelector !== undefined || a.fieldSelector !== undefined || (a.clusterNames?.length ?? 0) > 0 || (a.exclude?.length ?? 0) > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Placement
+
+export const TOLERATION_OPERATORS = ["Exists", "Equal"] as const;
+export const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
+
+/** core/v1 tolerations as ValidateTolerations checks them, except that Lt/Gt are not supported. */
+export function validateTolerations(tolerations: TolerationJson[] | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  (tolerations ?? []).forEach((t, i) => {
+    const p = index(path, i);
+    const op = t.operator ?? "";
+    if (t.key) {
+      for (const m of isQualifiedName(t.key)) errs.push(fieldInvalid(child(p, "key"), t.key, m));
+    } else if (op !== "Exists") {
+      errs.push(fieldInvalid(child(p, "operator"), op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\""));
+    }
+    if (t.tolerationSeconds !== undefined && t.effect !== "NoExecute") {
+      errs.push(fieldInvalid(child(p, "effect"), t.effect ?? "", "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+    }
+    switch (op) {
+      case "":
+      case "Equal":
+        for (const m of isValidLabelValue(t.value ?? "")) errs.push(fieldInvalid(child(p, "value"), t.value, m));
+        break;
+      case "Exists":
+        if (t.value) errs.push(fieldInvalid(child(p, "operator"), t.value, "value must be empty when `operator` is 'Exists'"));
+        break;
+      default:
+        errs.push(fieldNotSupported(child(p, "operator"), op, TOLERATION_OPERATORS));
+    }
+    if (t.effect && !(TAINT_EFFECTS as readonly string[]).includes(t.effect)) errs.push(fieldNotSupported(child(p, "effect"), t.effect, TAINT_EFFECTS));
+  });
+  return errs;
+}
+
+export const SPREAD_BY_FIELDS = ["cluster", "region", "zone", "provider"] as const;
+
+/** ValidateSpreadConstraint. */
+export function validateSpreadConstraints(constraints: SpreadConstraintJson[] | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  (constraints ?? []).forEach((c, i) => {
+    const p = index(path, i);
+    const minGroups = c.minGroups ?? 0;
+    const maxGroups = c.maxGroups ?? 0;
+    if (c.spreadByField && c.spreadByLabel) errs.push(fieldForbidden(child(p, "spreadByLabel"), "spreadByLabel should not co-exist with spreadByField"));
+    if (c.spreadByLabel) for (const m of isQualifiedName(c.spreadByLabel)) errs.push(fieldInvalid(child(p, "spreadByLabel"), c.spreadByLabel, m));
+    if (minGroups < 0) errs.push(fieldInvalid(child(p, "minGroups"), minGroups, "minGroups lower than 0 is not allowed"));
+    if (maxGroups < 0) errs.push(fieldInvalid(child(p, "maxGroups"), maxGroups, "maxGroups lower than 0 is not allowed"));
+    if (maxGroups > 0 && maxGroups < minGroups) errs.push(fieldInvalid(child(p, "maxGroups"), maxGroups, "maxGroups lower than minGroups is not allowed"));
+    if (c.spreadByField) {
+      if (!(SPREAD_BY_FIELDS as readonly string[]).includes(c.spreadByField)) errs.push(fieldNotSupported(child(p, "spreadByField"), c.spreadByField, SPREAD_BY_FIELDS));
+      if (seen.has(c.spreadByField)) errs.push({ ...fieldDuplicate(child(p, "spreadByField"), c.spreadByField), message: `Duplicate value: ${show(c.spreadByField)}: multiple ${c.spreadByField} spread constraints are not allowed` });
+      seen.add(c.spreadByField);
+    }
+  });
+  if (seen.size > 0 && !seen.has("cluster")) {
+    errs.push(fieldRequired(path, "the cluster spread constraint must be enabled in one of the constraints in case of SpreadByField is enabled"));
+  }
+  return errs;
+}
+
+export const REPLICA_SCHEDULING_TYPES = ["Duplicated", "Divided"] as const;
+export const REPLICA_DIVISION_PREFERENCES = ["Aggregated", "Weighted"] as const;
+export const DYNAMIC_WEIGHT_FACTORS = ["AvailableReplicas"] as const;
+
+function validateReplicaScheduling(rs: ReplicaSchedulingStrategyJson | undefined, path: string): FieldError[] {
+  if (!rs) return [];
+  const errs: FieldError[] = [];
+  // "" is accepted: defaulting turns it into Divided / Weighted.
+  if (rs.replicaSchedulingType && !(REPLICA_SCHEDULING_TYPES as readonly string[]).includes(rs.replicaSchedulingType)) {
+    errs.push(fieldNotSupported(child(path, "replicaSchedulingType"), rs.replicaSchedulingType, REPLICA_SCHEDULING_TYPES));
+  }
+  if (rs.replicaDivisionPreference && !(REPLICA_DIVISION_PREFERENCES as readonly string[]).includes(rs.replicaDivisionPreference)) {
+    errs.push(fieldNotSupported(child(path, "replicaDivisionPreference"), rs.replicaDivisionPreference, REPLICA_DIVISION_PREFERENCES));
+  }
+  const wp = rs.weightPreference;
+  if (wp) {
+    const wpPath = child(path, "weightPreference");
+    if (wp.dynamicWeight && !(DYNAMIC_WEIGHT_FACTORS as readonly string[]).includes(wp.dynamicWeight)) {
+      errs.push(fieldNotSupported(child(wpPath, "dynamicWeight"), wp.dynamicWeight, DYNAMIC_WEIGHT_FACTORS));
+    }
+    (wp.staticWeightList ?? []).forEach((w, i) => {
+      const p = index(child(wpPath, "staticWeightList"), i);
+      if ((w.weight ?? 0) < 1) errs.push(fieldInvalid(child(p, "weight"), w.weight ?? 0, "must be greater than or equal to 1"));
+      errs.push(...validateClusterAffinity(w.targetCluster, child(p, "targetCluster")));
+    });
+  }
+  return errs;
+}
+
+/** Overflow needs a capacity-aware division: dynamic weight or Aggregated. */
+function allowsOverflow(rs: ReplicaSchedulingStrategyJson | undefined): boolean {
+  if (!rs || rs.replicaSchedulingType !== "Divided") return false;
+  if (rs.replicaDivisionPreference === "Aggregated") return true;
+  return rs.replicaDivisionPreference === "Weighted" && !!rs.weightPreference?.dynamicWeight;
+}
+
+/** ValidatePlacement (with clusterTolerations and replicaScheduling). */
+export function validatePlacement(placement: PlacementJson | undefined, path: string): FieldError[] {
+  if (!placement) return [];
+  const errs: FieldError[] = [];
+  const terms = placement.clusterAffinities ?? [];
+  if (placement.clusterAffinity && terms.length > 0) {
+    errs.push(fieldForbidden(child(path, "clusterAffinities"), "clusterAffinities cannot co-exist with clusterAffinity"));
+  }
+  errs.push(...validateClusterAffinity(placement.clusterAffinity, child(path, "clusterAffinity")));
+  const names = new Set<string>();
+  terms.forEach((term, i) => {
+    const p = index(child(path, "clusterAffinities"), i);
+    const name = term.affinityName ?? "";
+    if (!name) errs.push(fieldRequired(child(p, "affinityName")));
+    else {
+      for (const m of isQualifiedName(name)) errs.push(fieldInvalid(child(p, "affinityName"), name, m));
+      if (names.has(name)) errs.push({ ...fieldDuplicate(child(p, "affinityName"), name), message: `Duplicate value: ${show(name)}: each affinity term in a policy must have a unique name` });
+      names.add(name);
+    }
+    errs.push(...validateClusterAffinity(term, p));
+    const overflow = term.overflowAffinities ?? [];
+    if (overflow.length > 0) {
+      const op = child(p, "overflowAffinities");
+      if (!hasInlineAffinity(term)) errs.push(fieldForbidden(op, "overflowAffinities can only be used together with the inline ClusterAffinity"));
+      if (!allowsOverflow(placement.replicaScheduling)) errs.push(fieldForbidden(op, "overflowAffinities can only be used together with dynamic weight or aggregated scheduling"));
+      overflow.forEach((a, j) => errs.push(...validateClusterAffinity(a, index(op, j))));
+    }
+  });
+  errs.push(...validateTolerations(placement.clusterTolerations, child(path, "clusterTolerations")));
+  errs.push(...validateSpreadConstraints(placement.spreadConstraints, child(path, "spreadConstraints")));
+  errs.push(...validateReplicaScheduling(placement.replicaScheduling, child(path, "replicaScheduling")));
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Propagation policies
+
+export const APPLICATION_PURGE_MODES = ["Directly", "Gracefully", "Never"] as const;
+/** Spellings from Karmada before v1.13 that the CRD still accepts; defaulting rewrites them. */
+const LEGACY_APPLICATION_PURGE_MODES = ["Immediately", "Graciously"];
+export const CLUSTER_PURGE_MODES = ["Directly", "Gracefully"] as const;
+export const CONFLICT_RESOLUTIONS = ["Abort", "Overwrite"] as const;
+export const PREEMPTION_POLICIES = ["Always", "Never"] as const;
+export const ACTIVATION_PREFERENCES = ["Lazy"] as const;
+
+function validateStatePreservation(sp: StatePreservationJson | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  (sp?.rules ?? []).forEach((r, i) => {
+    const p = index(child(path, "rules"), i);
+    if (!r.aliasLabelName) errs.push(fieldRequired(child(p, "aliasLabelName")));
+    else for (const m of isQualifiedName(r.aliasLabelName)) errs.push(fieldInvalid(child(p, "aliasLabelName"), r.aliasLabelName, m));
+    if (!r.jsonPath) errs.push(fieldRequired(child(p, "jsonPath")));
+  });
+  return errs;
+}
+
+function validateApplicationFailover(app: ApplicationFailoverBehaviorJson | undefined, path: string): FieldError[] {
+  if (!app) return [];
+  const errs: FieldError[] = [];
+  const ts = app.decisionConditions?.tolerationSeconds;
+  if (ts !== undefined && ts < 0) errs.push(fieldInvalid(child(child(path, "decisionConditions"), "tolerationSeconds"), ts, "must be greater than or equal to 0"));
+  const mode = app.purgeMode ?? "";
+  if (mode && ![...APPLICATION_PURGE_MODES, ...LEGACY_APPLICATION_PURGE_MODES].includes(mode)) {
+    errs.push(fieldNotSupported(child(path, "purgeMode"), mode, APPLICATION_PURGE_MODES));
+  }
+  const graceful = mode === "Gracefully" || mode === "Graciously";
+  const gp = app.gracePeriodSeconds;
+  const gpPath = child(path, "gracePeriodSeconds");
+  if (!graceful && gp !== undefined) errs.push(fieldForbidden(gpPath, "only takes effect when purgeMode is Gracefully"));
+  if (graceful && gp === undefined) errs.push(fieldRequired(gpPath, "should not be empty when purgeMode is Gracefully"));
+  if (gp !== undefined && gp <= 0) errs.push(fieldInvalid(gpPath, gp, "must be greater than 0"));
+  errs.push(...validateStatePreservation(app.statePreservation, child(path, "statePreservation")));
+  return errs;
+}
+
+function validateClusterFailover(c: ClusterFailoverBehaviorJson | undefined, path: string): FieldError[] {
+  if (!c) return [];
+  const errs: FieldError[] = [];
+  if (c.purgeMode && !(CLUSTER_PURGE_MODES as readonly string[]).includes(c.purgeMode)) errs.push(fieldNotSupported(child(path, "purgeMode"), c.purgeMode, CLUSTER_PURGE_MODES));
+  errs.push(...validateStatePreservation(c.statePreservation, child(path, "statePreservation")));
+  return errs;
+}
+
+function validateSuspension(s: SuspensionJson | undefined, path: string): FieldError[] {
+  if (s?.dispatching === true && (s.dispatchingOnClusters?.clusterNames?.length ?? 0) > 0) {
+    return [fieldForbidden(child(child(path, "dispatchingOnClusters"), "clusterNames"), "suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames")];
+  }
+  return [];
+}
+
+function oneOf(errs: FieldError[], path: string, v: string | undefined, allowed: readonly string[]): void {
+  if (v && !allowed.includes(v)) errs.push(fieldNotSupported(path, v, allowed));
+}
+
+/** ValidatePropagationSpec plus the CRD schema's required fields and enums. */
+export function validatePropagationSpec(spec: PropagationSpecJson | undefined, path = "spec"): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!spec) return [fieldRequired(path)];
+  const selectors = spec.resourceSelectors ?? [];
+  const selPath = child(path, "resourceSelectors");
+  if (selectors.length === 0) errs.push(fieldRequired(selPath, "at least one resource selector is required"));
+  selectors.forEach((rs, i) => {
+    const p = index(selPath, i);
+    if (!rs.apiVersion) errs.push(fieldRequired(child(p, "apiVersion")));
+    if (!rs.kind) errs.push(fieldRequired(child(p, "kind")));
+    errs.push(...validateLabelSelector(rs.labelSelector, child(p, "labelSelector")));
+    if (spec.preemption === "Always" && !rs.name) {
+      errs.push(fieldInvalid(child(p, "name"), "", "name cannot be empty if preemption is Always, the empty name may cause unexpected resources preemption"));
+    }
+  });
+  errs.push(...validatePlacement(spec.placement, child(path, "placement")));
+  oneOf(errs, child(path, "preemption"), spec.preemption, PREEMPTION_POLICIES);
+  oneOf(errs, child(path, "conflictResolution"), spec.conflictResolution, CONFLICT_RESOLUTIONS);
+  oneOf(errs, child(path, "activationPreference"), spec.activationPreference, ACTIVATION_PREFERENCES);
+  if (spec.failover?.application && !spec.propagateDeps) {
+    errs.push(fieldInvalid(child(path, "propagateDeps"), spec.propagateDeps ?? false, "application failover is set, propagateDeps must be true"));
+  }
+  errs.push(...validateApplicationFailover(spec.failover?.application, child(child(path, "failover"), "application")));
+  errs.push(...validateClusterFailover(spec.failover?.cluster, child(child(path, "failover"), "cluster")));
+  errs.push(...validateSuspension(spec.suspension, child(path, "suspension")));
+  (spec.dependentOverrides ?? []).forEach((n, i) => {
+    if (!n) errs.push(fieldRequired(index(child(path, "dependentOverrides"), i)));
+  });
+  return errs;
+}
+
+/** A PropagationPolicy or ClusterPropagationPolicy (metadata and spec). */
+export function validatePropagationPolicy(pp: AnyPropagationPolicy): FieldError[] {
+  const namespaced = pp.kind !== "ClusterPropagationPolicy";
+  return [
+    ...validateObjectMeta(pp.metadata, { group: "policy.karmada.io", kind: pp.kind, namespaced }),
+    ...validatePropagationSpec(pp.spec as PropagationSpecJson | undefined),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cluster
+
+export const SYNC_MODES = ["Push", "Pull"] as const;
+
+function parseURL(s: string): URL | undefined {
+  try {
+    return new URL(s);
+  } catch {
+    return undefined;
+  }
+}
+
+/** ValidateClusterAPIEndpoint: a URL with a host and no user info, query or fragment. */
+function validateAPIEndpoint(endpoint: string, path: string): FieldError[] {
+  const form = "; desired format: https://hostname, https://hostname:port, https://IP or https://IP:port";
+  const u = parseURL(endpoint);
+  if (!u) return [fieldInvalid(path, endpoint, "apiEndpoint must be a valid URL" + form)];
+  const errs: FieldError[] = [];
+  if (!u.host) errs.push(fieldInvalid(path, endpoint, "host must be provided" + form));
+  if (u.username || u.password) errs.push(fieldInvalid(path, endpoint, "user information is not permitted in the URL"));
+  if (u.hash) errs.push(fieldInvalid(path, endpoint, "fragments are not permitted in the URL"));
+  if (u.search) errs.push(fieldInvalid(path, endpoint, "query parameters are not permitted in the URL"));
+  return errs;
+}
+
+/** Node-style taints: qualified key, label-value value, a supported effect, unique key+effect. */
+export function validateTaints(taints: TaintJson[] | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  (taints ?? []).forEach((t, i) => {
+    const p = index(path, i);
+    if (!t.key) errs.push(fieldRequired(child(p, "key")));
+    else for (const m of isQualifiedName(t.key)) errs.push(fieldInvalid(child(p, "key"), t.key, m));
+    for (const m of isValidLabelValue(t.value ?? "")) errs.push(fieldInvalid(child(p, "value"), t.value, m));
+    if (!t.effect) errs.push(fieldRequired(child(p, "effect")));
+    else if (!(TAINT_EFFECTS as readonly string[]).includes(t.effect)) errs.push(fieldNotSupported(child(p, "effect"), t.effect, TAINT_EFFECTS));
+    const id = `${t.key ?? ""}:${t.effect ?? ""}`;
+    if (seen.has(id)) errs.push({ ...fieldDuplicate(p, id), message: `Duplicate value: ${show(id)}: taints must be unique by key and effect pair` });
+    seen.add(id);
+  });
+  return errs;
+}
+
+export function validateClusterSpec(spec: ClusterSpecJson | undefined, path = "spec"): FieldError[] {
+  if (!spec) return [];
+  const errs: FieldError[] = [];
+  // Upstream requires syncMode; Flotilla accepts it empty (the cluster is then treated as Push).
+  oneOf(errs, child(path, "syncMode"), spec.syncMode, SYNC_MODES);
+  if (spec.apiEndpoint) errs.push(...validateAPIEndpoint(spec.apiEndpoint, child(path, "apiEndpoint")));
+  if (spec.proxyURL) {
+    const u = parseURL(spec.proxyURL);
+    if (!u || !["http:", "https:", "socks5:"].includes(u.protocol)) {
+      errs.push(fieldInvalid(child(path, "proxyURL"), spec.proxyURL, "must be a valid URL with scheme http, https, or socks5"));
+    }
+  }
+  for (const [name, ref] of [["secretRef", spec.secretRef], ["impersonatorSecretRef", spec.impersonatorSecretRef]] as const) {
+    if (!ref) continue;
+    if (!ref.namespace) errs.push(fieldRequired(child(child(path, name), "namespace")));
+    if (!ref.name) errs.push(fieldRequired(child(child(path, name), "name")));
+  }
+  errs.push(...validateTaints(spec.taints, child(path, "taints")));
+  return errs;
+}
+
+export function validateCluster(cluster: Cluster): FieldError[] {
+  return [
+    ...validateObjectMeta(cluster.metadata, { group: "cluster.karmada.io", kind: "Cluster", namespaced: false }),
+    ...validateClusterSpec(cluster.spec),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bindings and Works: sanity only (they are written by controllers).
+
+export function validateResourceBindingSpec(spec: ResourceBindingSpecJson | undefined, path = "spec"): FieldError[] {
+  if (!spec) return [fieldRequired(path)];
+  const errs: FieldError[] = [];
+  const res = spec.resource;
+  const rp = child(path, "resource");
+  if (!res) errs.push(fieldRequired(rp));
+  else {
+    if (!res.apiVersion) errs.push(fieldRequired(child(rp, "apiVersion")));
+    if (!res.kind) errs.push(fieldRequired(child(rp, "kind")));
+    if (!res.name) errs.push(fieldRequired(child(rp, "name")));
+  }
+  if ((spec.replicas ?? 0) < 0) errs.push(fieldInvalid(child(path, "replicas"), spec.replicas, "must be greater than or equal to 0"));
+  const seen = new Set<string>();
+  (spec.clusters ?? []).forEach((c, i) => {
+    const p = index(child(path, "clusters"), i);
+    if (!c.name) errs.push(fieldRequired(child(p, "name")));
+    else if (seen.has(c.name)) errs.push(fieldDuplicate(child(p, "name"), c.name));
+    if (c.name) seen.add(c.name);
+    if ((c.replicas ?? 0) < 0) errs.push(fieldInvalid(child(p, "replicas"), c.replicas, "must be greater than or equal to 0"));
+  });
+  (spec.gracefulEvictionTasks ?? []).forEach((t, i) => {
+    const p = index(child(path, "gracefulEvictionTasks"), i);
+    if (!t.fromCluster) errs.push(fieldRequired(child(p, "fromCluster")));
+    oneOf(errs, child(p, "purgeMode"), t.purgeMode, [...APPLICATION_PURGE_MODES, ...LEGACY_APPLICATION_PURGE_MODES]);
+    if (t.gracePeriodSeconds !== undefined && t.gracePeriodSeconds <= 0) errs.push(fieldInvalid(child(p, "gracePeriodSeconds"), t.gracePeriodSeconds, "must be greater than 0"));
+  });
+  (spec.requiredBy ?? []).forEach((r, i) => {
+    if (!r.name) errs.push(fieldRequired(child(index(child(path, "requiredBy"), i), "name")));
+  });
+  oneOf(errs, child(path, "conflictResolution"), spec.conflictResolution, CONFLICT_RESOLUTIONS);
+  return errs;
+}
+
+export function validateResourceBinding(rb: AnyResourceBinding): FieldError[] {
+  const namespaced = rb.kind !== "ClusterResourceBinding";
+  return [
+    ...validateObjectMeta(rb.metadata, { group: "work.karmada.io", kind: rb.kind, namespaced }),
+    ...validateResourceBindingSpec(rb.spec as ResourceBindingSpecJson | undefined),
+  ];
+}
+
+export function validateWork(work: Work): FieldError[] {
+  const errs = validateObjectMeta(work.metadata, { group: "work.karmada.io", kind: "Work", namespaced: true });
+  (work.spec?.workload?.manifests ?? []).forEach((m, i) => {
+    const p = index("spec.workload.manifests", i);
+    const manifest = m as Record<string, unknown>;
+    if (typeof manifest.apiVersion !== "string" || !manifest.apiVersion) errs.push(fieldRequired(child(p, "apiVersion")));
+    if (typeof manifest.kind !== "string" || !manifest.kind) errs.push(fieldRequired(child(p, "kind")));
+    const meta = manifest.metadata as Record<string, unknown> | undefined;
+    if (typeof meta?.name !== "string" || !meta.name) errs.push(fieldRequired(child(child(p, "metadata"), "name")));
+  });
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Validates an object of `resourceType` the way Karmada's validating webhooks and CRD schemas would,
+ * throwing one InvalidError that lists every problem. Typed kinds are first checked against their proto
+ * schema (so undecoded input fails cleanly); opaque templates get metadata validation only.
+ */
+export function validateObject(resourceType: ResourceType, obj: KubeObject): void {
+  const ref = { group: resourceType.group, kind: resourceType.kind, name: obj?.metadata?.name };
+  const schema = schemaFor(resourceType);
+  if (schema) {
+    const shape = jsonShapeErrors(schema, obj);
+    if (shape.length) throw new InvalidError(ref, shape);
+  }
+  const errs: FieldError[] = [];
+  if (obj.kind && obj.kind !== resourceType.kind) errs.push(fieldInvalid("kind", obj.kind, `must be "${resourceType.kind}"`));
+  switch (schema ? resourceType.kind : "") {
+    case "PropagationPolicy":
+    case "ClusterPropagationPolicy":
+      errs.push(...validatePropagationPolicy({ ...(obj as AnyPropagationPolicy), kind: resourceType.kind }));
+      break;
+    case "ResourceBinding":
+    case "ClusterResourceBinding":
+      errs.push(...validateResourceBinding({ ...(obj as AnyResourceBinding), kind: resourceType.kind }));
+      break;
+    case "Work":
+      errs.push(...validateWork(obj as Work));
+      break;
+    case "Cluster":
+      errs.push(...validateCluster(obj as Cluster));
+      break;
+    default:
+      errs.push(...validateObjectMeta(obj.metadata, resourceType));
+  }
+  if (errs.length) throw new InvalidError(ref, errs);
+}

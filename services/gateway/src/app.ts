@@ -1,0 +1,120 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import * as grpc from "@grpc/grpc-js";
+import { Registry, collectDefaultMetrics, Counter, Histogram } from "prom-client";
+import type { ObjectStore } from "@flotilla/store";
+import type { Logger } from "@flotilla/log";
+import { ObjectApi, type AdmissionSettings } from "./objects.js";
+import { registerKubeRoutes } from "./http/routes.js";
+import { toHttpError } from "./logic/status.js";
+import { openApiDocument } from "./logic/openapi.js";
+import { docsPage } from "./http/docs.js";
+import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
+
+export interface GatewayDeps {
+  store: ObjectStore;
+  log: Logger;
+  settings: AdmissionSettings;
+  /** Readiness probe of the dependencies (database reachable). */
+  ready: () => Promise<boolean>;
+  version?: string;
+}
+
+export interface Gateway {
+  http: FastifyInstance;
+  api: ObjectApi;
+  grpcServer: grpc.Server;
+  /** Listens on host:port (REST) and host:grpcPort (gRPC; 0 = none). Returns the bound addresses. */
+  start(o: { host: string; port: number; grpcPort?: number }): Promise<{ url: string; grpcAddress?: string }>;
+  stop(): Promise<void>;
+}
+
+const RAW_TYPES = [
+  "application/json",
+  "application/yaml",
+  "application/x-yaml",
+  "text/yaml",
+  "application/merge-patch+json",
+  "application/strategic-merge-patch+json",
+  "application/json-patch+json",
+  "application/apply-patch+yaml",
+  "application/apply-patch+json",
+];
+
+export function buildGateway(deps: GatewayDeps): Gateway {
+  const api = new ObjectApi(deps.store, deps.settings);
+  const http: FastifyInstance = Fastify({
+    loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 3 * 1024 * 1024,
+  });
+
+  // Bodies are parsed by the routes (JSON or YAML), so that malformed input is a Status 400.
+  http.removeAllContentTypeParsers();
+  http.addContentTypeParser(RAW_TYPES, { parseAs: "string" }, (_req, body, done) => done(null, body));
+  http.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({ name: "flotilla_gateway_requests_total", help: "HTTP requests by method and code", labelNames: ["method", "code"], registers: [registry] });
+  const latency = new Histogram({
+    name: "flotilla_gateway_request_duration_seconds",
+    help: "HTTP request latency",
+    labelNames: ["method"],
+    buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  http.addHook("onResponse", async (req, reply) => {
+    requests.inc({ method: req.method, code: String(reply.statusCode) });
+    latency.observe({ method: req.method }, reply.elapsedTime / 1000);
+  });
+
+  http.setErrorHandler((err, req, reply) => {
+    const e = err as Error & { statusCode?: number; code?: string };
+    // fastify's own client errors (body too large, bad content) keep their 4xx, in Status form
+    const mapped =
+      e.statusCode && e.statusCode >= 400 && e.statusCode < 500 && !["NotFoundError", "AlreadyExistsError", "ConflictError", "InvalidError", "BadRequestError", "GoneError", "MethodNotAllowedError", "UnsupportedMediaTypeError"].includes(e.name)
+        ? { code: e.statusCode, body: { apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: e.message, reason: e.statusCode === 413 ? "RequestEntityTooLarge" : e.statusCode === 415 ? "UnsupportedMediaType" : "BadRequest", code: e.statusCode } }
+        : toHttpError(err);
+    if (mapped.code >= 500) req.log.error({ err }, "request failed");
+    void reply.code(mapped.code).type("application/json").send(mapped.body);
+  });
+  http.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: `the server could not find the requested resource (${req.method} ${req.url.split("?")[0]})`, reason: "NotFound", code: 404 });
+  });
+
+  registerKubeRoutes(http, api);
+  const openapi = openApiDocument(deps.version ?? "0.1.0");
+  http.get("/openapi.json", async () => openapi);
+  http.get("/docs", async (_req, reply) => reply.type("text/html").send(docsPage()));
+  http.get("/version", async () => ({ major: "1", minor: "29", gitVersion: `v1.29.0-flotilla.${deps.version ?? "0.1.0"}`, platform: `${process.platform}/${process.arch}` }));
+  http.get("/healthz", async () => "ok");
+  http.get("/livez", async () => "ok");
+  http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: database unreachable")));
+  http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+
+  const grpcServer = new grpc.Server();
+  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(api, deps.log.child({ component: "grpc" })));
+
+  let grpcBound = false;
+  return {
+    http,
+    api,
+    grpcServer,
+    async start(o) {
+      const url = await http.listen({ host: o.host, port: o.port });
+      let grpcAddress: string | undefined;
+      if (o.grpcPort !== undefined && o.grpcPort >= 0) {
+        const p = await new Promise<number>((resolve, reject) =>
+          grpcServer.bindAsync(`${o.host}:${o.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+        );
+        grpcBound = true;
+        grpcAddress = `${o.host}:${p}`;
+      }
+      return { url, grpcAddress };
+    },
+    async stop() {
+      if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
+      await http.close();
+    },
+  };
+}

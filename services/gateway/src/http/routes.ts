@@ -1,0 +1,162 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { parse as parseYaml } from "yaml";
+import { BadRequestError, NotFoundError, RESOURCE_TYPES, resourceByPlural, type KubeObject, type ResourceType } from "@flotilla/api";
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
+import { PATCH_CONTENT_TYPES } from "../logic/patch.js";
+import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
+import type { ObjectApi, Scope } from "../objects.js";
+
+/** What a Kubernetes resource URL names. */
+export interface ResourcePath {
+  type: ResourceType;
+  namespace: string;
+  name?: string;
+  subresource?: string;
+}
+
+/**
+ * Parses /api/v1/... and /apis/{group}/{version}/... resource paths
+ * (cluster-scoped, namespaced, all-namespaces, subresources). Undefined when no kind matches.
+ */
+export function parseResourcePath(url: string): ResourcePath | "discovery" | undefined {
+  const segs = url.split("?")[0]!.split("/").filter(Boolean).map(decodeURIComponent);
+  let group: string;
+  let rest: string[];
+  if (segs[0] === "api") {
+    if (segs.length <= 2) return "discovery";
+    group = "";
+    rest = segs.slice(2);
+  } else if (segs[0] === "apis") {
+    if (segs.length <= 3) return "discovery";
+    group = segs[1]!;
+    rest = segs.slice(3);
+  } else return undefined;
+  const version = segs[0] === "api" ? segs[1]! : segs[2]!;
+  const find = (plural: string) => {
+    const t = resourceByPlural(group, plural);
+    return t && t.version === version ? t : undefined;
+  };
+  // namespaces/{ns}/{plural}[/{name}[/{sub}]]
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    const t = find(rest[2]!);
+    if (t && t.namespaced && rest.length <= 5) return { type: t, namespace: rest[1]!, name: rest[3], subresource: rest[4] };
+    if (group === "" && (rest[2] === "status" || rest[2] === "finalize") && rest.length === 3) {
+      return { type: find("namespaces")!, namespace: "", name: rest[1], subresource: rest[2] };
+    }
+    return undefined;
+  }
+  const t = find(rest[0]!);
+  if (!t || rest.length > 3) return undefined;
+  if (t.namespaced && rest.length > 1) return undefined; // a namespaced kind by name needs its namespace
+  return { type: t, namespace: "", name: rest[1], subresource: rest[2] };
+}
+
+function parseBody(req: FastifyRequest): unknown {
+  const raw = req.body;
+  if (raw === undefined || raw === null || raw === "") return undefined;
+  if (typeof raw !== "string" && !Buffer.isBuffer(raw)) return raw;
+  const text = raw.toString();
+  const ct = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  try {
+    if (ct.includes("yaml")) return parseYaml(text);
+    return JSON.parse(text);
+  } catch (e) {
+    throw new BadRequestError(`the request body is not valid ${ct.includes("yaml") ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}`);
+  }
+}
+
+function listKind(t: ResourceType, r: { items: KubeObject[]; resourceVersion: string }) {
+  return {
+    apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+    kind: `${t.kind}List`,
+    metadata: { resourceVersion: r.resourceVersion },
+    items: r.items,
+  };
+}
+
+/** Streams newline-delimited watch events until the client goes away or timeoutSeconds pass. */
+async function streamWatch(api: ObjectApi, s: Scope, req: FastifyRequest, reply: FastifyReply, q: Record<string, string | undefined>, name?: string) {
+  const ac = new AbortController();
+  const timeout = Number(q.timeoutSeconds ?? 0);
+  const timer = timeout > 0 ? setTimeout(() => ac.abort(), timeout * 1000) : undefined;
+  req.raw.on("close", () => ac.abort());
+  // opening the watch validates resourceVersion (410 Gone, 422) before any header is sent
+  const events = await api.watch(s, { labelSelector: q.labelSelector, resourceVersion: q.resourceVersion, signal: ac.signal });
+  reply.hijack();
+  reply.raw.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked", "cache-control": "no-cache" });
+  reply.raw.flushHeaders();
+  const write = (e: { type: string; object: KubeObject }) => {
+    if (name && e.object.metadata.name !== name) return;
+    reply.raw.write(JSON.stringify(e) + "\n");
+  };
+  try {
+    for await (const e of events) write(e);
+  } catch (e) {
+    const h = toHttpError(e);
+    reply.raw.write(JSON.stringify({ type: "ERROR", object: h.body }) + "\n");
+  } finally {
+    if (timer) clearTimeout(timer);
+    reply.raw.end();
+  }
+}
+
+export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
+  const types = RESOURCE_TYPES;
+  app.get("/api", async () => apiVersions());
+  app.get("/apis", async () => apiGroupList(types));
+
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const q = req.query as Record<string, string | undefined>;
+    const p = parseResourcePath(req.url);
+    if (p === "discovery") {
+      const segs = req.url.split("?")[0]!.split("/").filter(Boolean);
+      if (segs[0] === "api") {
+        if (segs[1] !== "v1") throw new NotFoundError({ group: "", kind: "APIResourceList", name: segs[1] });
+        return apiResourceList("", "v1", types);
+      }
+      const vs = groups(types).get(segs[1]!);
+      if (!vs) throw new NotFoundError({ group: segs[1]!, kind: "APIGroup", name: segs[1] });
+      if (segs.length === 2) return apiGroup(segs[1]!, vs);
+      if (!vs.includes(segs[2]!)) throw new NotFoundError({ group: segs[1]!, kind: "APIResourceList", name: segs[2] });
+      return apiResourceList(segs[1]!, segs[2]!, types);
+    }
+    if (!p) throw new NotFoundError({ group: "", kind: "resource", name: req.url.split("?")[0] }, undefined);
+    if (p.subresource && (p.subresource !== "status" || !p.type.statusSubresource)) {
+      throw new NotFoundError({ group: p.type.group, kind: `${p.type.kind}/${p.subresource}`, name: p.name });
+    }
+    const s: Scope = { type: p.type, namespace: p.namespace };
+    const sub = p.subresource as "status" | undefined;
+    const watch = q.watch === "true" || q.watch === "1";
+    switch (req.method) {
+      case "GET":
+        if (watch) return streamWatch(api, s, req, reply, q, p.name);
+        if (p.name) return api.get(s, p.name);
+        return listKind(p.type, await api.list(s, q.labelSelector));
+      case "POST":
+        if (p.name || (p.type.namespaced && !p.namespace)) throw new MethodNotAllowedError(`POST is not supported on ${req.url.split("?")[0]}`);
+        reply.code(201);
+        return api.create(s, parseBody(req));
+      case "PUT":
+        if (!p.name) throw new MethodNotAllowedError(`PUT needs an object name`);
+        return api.update(s, p.name, parseBody(req), sub);
+      case "PATCH": {
+        if (!p.name) throw new MethodNotAllowedError(`PATCH needs an object name`);
+        const ct = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+        const type = PATCH_CONTENT_TYPES[ct];
+        if (!type) throw new UnsupportedMediaTypeError(`the media type ${JSON.stringify(ct)} is not a patch type: use one of ${Object.keys(PATCH_CONTENT_TYPES).join(", ")}`);
+        return api.patch(s, p.name, type, parseBody(req), sub);
+      }
+      case "DELETE": {
+        if (!p.name) throw new MethodNotAllowedError("deleting a whole collection is not supported");
+        const opts = parseBody(req) as { preconditions?: { resourceVersion?: string; uid?: string } } | undefined;
+        const out = await api.delete(s, p.name, opts?.preconditions ?? {});
+        return out ?? successStatus();
+      }
+      default:
+        throw new MethodNotAllowedError(`${req.method} is not supported`);
+    }
+  };
+  for (const url of ["/api/*", "/apis/*"]) {
+    app.route({ method: ["GET", "POST", "PUT", "PATCH", "DELETE"], url, handler });
+  }
+}

@@ -1,0 +1,58 @@
+import type { KubeStatus } from "@flotilla/api";
+
+export interface HttpError {
+  code: number;
+  body: KubeStatus;
+}
+
+function status(code: number, reason: string, message: string, details?: KubeStatus["details"]): HttpError {
+  return { code, body: { apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message, reason, details, code } };
+}
+
+type Named = Error & { ref?: { group: string; kind: string; name?: string }; causes?: Array<{ field: string; reason: string; message: string }> };
+
+/**
+ * Maps an error to an HTTP status and a Kubernetes Status body, once, at the edge.
+ * Anything unrecognised is a 500 that does not leak internals.
+ */
+export function toHttpError(err: unknown): HttpError {
+  const e = err as Named;
+  const details = e?.ref ? { name: e.ref.name, group: e.ref.group, kind: plural(e.ref.kind) } : undefined;
+  switch (e?.name) {
+    case "NotFoundError":
+      return status(404, "NotFound", e.message, details);
+    case "AlreadyExistsError":
+      return status(409, "AlreadyExists", e.message, details);
+    case "ConflictError":
+      return status(409, "Conflict", e.message, details);
+    case "InvalidError":
+      return status(422, "Invalid", e.message, { ...details, causes: e.causes?.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) });
+    case "BadRequestError":
+      return status(400, "BadRequest", e.message, e.causes?.length ? { causes: e.causes.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) } : undefined);
+    case "GoneError":
+      return status(410, "Expired", e.message);
+    case "MethodNotAllowedError":
+      return status(405, "MethodNotAllowed", e.message);
+    case "UnsupportedMediaTypeError":
+      return status(415, "UnsupportedMediaType", e.message);
+    case "UnavailableError":
+      return status(503, "ServiceUnavailable", e.message);
+    default:
+      return status(500, "InternalError", "Internal error occurred: the request could not be completed");
+  }
+}
+
+function plural(kind: string): string {
+  return kind.toLowerCase();
+}
+
+export class MethodNotAllowedError extends Error {
+  override readonly name = "MethodNotAllowedError";
+}
+export class UnsupportedMediaTypeError extends Error {
+  override readonly name = "UnsupportedMediaTypeError";
+}
+
+export function successStatus(message = ""): KubeStatus {
+  return { apiVersion: "v1", kind: "Status", metadata: {}, status: "Success", message, code: 200 };
+}

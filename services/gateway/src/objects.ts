@@ -1,0 +1,155 @@
+import { randomUUID } from "node:crypto";
+import {
+  BadRequestError,
+  ConflictError,
+  apiVersionOf,
+  applyDefaults,
+  decodeTyped,
+  groupKind,
+  parseApiVersion,
+  permanentIDLabel,
+  validateObject,
+  type KubeObject,
+  type ResourceType,
+} from "@flotilla/api";
+import type { ListResult, ObjectStore, WatchEvent } from "@flotilla/store";
+import { applyPatch, type PatchType } from "./logic/patch.js";
+
+export interface AdmissionSettings {
+  notReadyTolerationSeconds: number;
+  unreachableTolerationSeconds: number;
+}
+
+export interface Scope {
+  type: ResourceType;
+  /** '' for cluster-scoped kinds, or for namespaced kinds across all namespaces (list/watch only). */
+  namespace: string;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The API's operations on one kind, with admission (decode, defaults, validation) shared by
+ * the REST and gRPC fronts, so both accept and reject exactly the same requests.
+ */
+export class ObjectApi {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly settings: AdmissionSettings,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  get(s: Scope, name: string): Promise<KubeObject> {
+    return this.store.mustGet({ gk: groupKind(s.type), namespace: s.namespace, name });
+  }
+
+  list(s: Scope, labelSelector?: string): Promise<ListResult<KubeObject>> {
+    return this.store.list(groupKind(s.type), { namespace: s.namespace || undefined, labelSelector });
+  }
+
+  watch(s: Scope, opts: { labelSelector?: string; resourceVersion?: string; signal?: AbortSignal }): Promise<AsyncGenerator<WatchEvent>> {
+    return this.store.watch(groupKind(s.type), { namespace: s.namespace || undefined, ...opts });
+  }
+
+  async create(s: Scope, body: unknown): Promise<KubeObject> {
+    let obj = this.envelope(s, body, undefined);
+    if (s.type.statusSubresource) delete obj.status;
+    obj = this.admit(s.type, obj);
+    return this.store.create(obj);
+  }
+
+  /** PUT: the whole object (status kept), or only the status with `subresource: "status"`. */
+  async update(s: Scope, name: string, body: unknown, subresource?: "status"): Promise<KubeObject> {
+    let obj = this.envelope(s, body, name);
+    const current = await this.get(s, name);
+    if (subresource) {
+      // only the status is taken from the request; it is checked as part of the stored object
+      obj = this.admit(s.type, { ...current, status: obj.status, metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, true);
+      return this.store.updateStatus(obj);
+    }
+    const idLabel = permanentIDLabel(s.type.kind);
+    const keptId = idLabel && current.metadata.labels?.[idLabel];
+    if (idLabel && keptId && !obj.metadata.labels?.[idLabel]) {
+      // the permanent id is set once, on create, and survives updates that leave it out
+      obj.metadata = { ...obj.metadata, labels: { ...(obj.metadata.labels ?? {}), [idLabel]: keptId } };
+    }
+    obj = this.admit(s.type, obj);
+    return this.store.update(obj);
+  }
+
+  /**
+   * PATCH: applied to the stored object and written with its resourceVersion, retried on a
+   * concurrent write unless the patch itself names a resourceVersion. Apply patches create.
+   */
+  async patch(s: Scope, name: string, type: PatchType, patch: unknown, subresource?: "status"): Promise<KubeObject> {
+    if (type !== "json" && !isObj(patch)) throw new BadRequestError("the patch must be a JSON object");
+    const gk = groupKind(s.type);
+    for (let attempt = 0; ; attempt++) {
+      const cur = await this.store.get({ gk, namespace: s.namespace, name });
+      if (!cur) {
+        if (type === "apply") return this.create(s, patch);
+        return this.store.mustGet({ gk, namespace: s.namespace, name });
+      }
+      const patched = applyPatch(type, cur, patch);
+      if (!isObj(patched)) throw new BadRequestError("the patch did not produce an object");
+      const pinned = isObj(patch) && isObj(patch.metadata) && typeof patch.metadata.resourceVersion === "string";
+      const meta = isObj(patched.metadata) ? patched.metadata : {};
+      if (!pinned) patched.metadata = { ...meta, resourceVersion: cur.metadata.resourceVersion ?? "" };
+      try {
+        return await this.update(s, name, patched, subresource);
+      } catch (e) {
+        if (!(e instanceof ConflictError) || pinned || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
+    return this.store.delete({ gk: groupKind(s.type), namespace: s.namespace, name }, preconditions);
+  }
+
+  /** Checks the body against the URL (kind, namespace, name) and fills what the URL implies. */
+  private envelope(s: Scope, body: unknown, name: string | undefined): KubeObject {
+    if (!isObj(body)) throw new BadRequestError("the request body must be a Kubernetes object");
+    const t = s.type;
+    const apiVersion = typeof body.apiVersion === "string" ? body.apiVersion : apiVersionOf(t);
+    const kind = typeof body.kind === "string" ? body.kind : t.kind;
+    if (kind !== t.kind || parseApiVersion(apiVersion).group !== t.group) {
+      throw new BadRequestError(`the body is a ${kind} (${apiVersion}) but the URL is for ${t.kind} (${apiVersionOf(t)})`, [
+        { field: "kind", reason: "FieldValueInvalid", message: `must be ${t.kind}` },
+      ]);
+    }
+    const metadata = isObj(body.metadata) ? { ...body.metadata } : {};
+    if (t.namespaced) {
+      if (metadata.namespace === undefined || metadata.namespace === "") metadata.namespace = s.namespace;
+      else if (metadata.namespace !== s.namespace) {
+        throw new BadRequestError("the namespace of the provided object does not match the namespace sent on the request", [
+          { field: "metadata.namespace", reason: "FieldValueInvalid", message: `must be ${s.namespace}` },
+        ]);
+      }
+    }
+    if (name !== undefined) {
+      if (metadata.name === undefined || metadata.name === "") metadata.name = name;
+      else if (metadata.name !== name) {
+        throw new BadRequestError("the name of the object does not match the name on the URL", [
+          { field: "metadata.name", reason: "FieldValueInvalid", message: `must be ${name}` },
+        ]);
+      }
+    }
+    return { ...body, apiVersion, kind, metadata } as KubeObject;
+  }
+
+  /** Decode strictly (typed kinds), default like Karmada's webhooks, then validate. */
+  private admit(t: ResourceType, obj: KubeObject, statusOnly = false): KubeObject {
+    let out = t.typed ? decodeTyped(t, obj) : obj;
+    if (!statusOnly) {
+      out = applyDefaults(out, {
+        now: this.now(),
+        uuid: randomUUID,
+        notReadyTolerationSeconds: this.settings.notReadyTolerationSeconds,
+        unreachableTolerationSeconds: this.settings.unreachableTolerationSeconds,
+      });
+    }
+    validateObject(t, out);
+    return out;
+  }
+}
