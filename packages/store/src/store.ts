@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import postgres from "postgres";
 import {
   AlreadyExistsError,
   ConflictError,
@@ -105,20 +104,15 @@ function generateSuffix(): string {
   return Array.from(b, (x) => GENERATE_ALPHABET[x % GENERATE_ALPHABET.length]).join("");
 }
 
-interface Row {
-  rv: string;
-  deleting: boolean;
-  body: KubeObject;
-}
-
 const MAX_RV_RETRIES = 5;
 
 /**
- * The object store on Postgres. Every write is one transaction that takes a per-object
- * advisory lock, uses the transaction id as the new resourceVersion (so an object's
- * resourceVersions grow in commit order), checks the expected resourceVersion, and
- * appends its outbox row. Watches read the outbox in resourceVersion order, releasing a
- * row only once every transaction that could still write a smaller one has finished.
+ * The object store on Postgres. Every write is one statement (flotilla_write) that takes a
+ * per-object advisory lock, uses the transaction id as the new resourceVersion (so an object's
+ * resourceVersions grow in commit order), checks that the stored version is the one the
+ * change was computed from, and appends its outbox row. Watches read the outbox in
+ * resourceVersion order, releasing a row only once every transaction that could still write a
+ * smaller one has finished.
  */
 export class ObjectStore {
   private readonly indexers: Record<string, Indexer>;
@@ -173,18 +167,12 @@ export class ObjectStore {
       ]);
     }
     const ref: ObjectRef = { gk: gkOf(input), namespace: meta.namespace ?? "", name: meta.name };
-    return this.write(ref, async (tx, rv, current) => {
-      if (current) throw new AlreadyExistsError(refError(ref));
-      delete meta.deletionTimestamp;
-      delete meta.deletionGracePeriodSeconds;
-      const obj = {
-        ...input,
-        metadata: { ...meta, uid: randomUUID(), creationTimestamp: k8sTime(this.now()), generation: 1, resourceVersion: rv },
-      } as T;
-      await this.insertRow(tx, ref, obj, rv);
-      await this.outbox(tx, ref, obj, rv, "ADDED");
-      return obj;
-    });
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    const obj = { ...input, metadata: { ...meta, uid: randomUUID(), creationTimestamp: k8sTime(this.now()), generation: 1, resourceVersion: "" } } as T;
+    const r = await this.call("create", ref, null, obj);
+    if (r.code === "exists") throw new AlreadyExistsError(refError(ref));
+    return r.body as T;
   }
 
   /**
@@ -204,23 +192,19 @@ export class ObjectStore {
   private async replace<T extends KubeObject>(obj: T, statusOnly: boolean): Promise<T> {
     const ref = refOf(obj);
     const expected = obj.metadata.resourceVersion;
-    return this.write(ref, async (tx, rv, current) => {
-      if (!current) throw new NotFoundError(refError(ref));
-      if (expected && expected !== current.rv) throw new ConflictError(refError(ref));
-      if (obj.metadata.uid && obj.metadata.uid !== current.body.metadata.uid) {
-        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${current.body.metadata.uid}`);
+    return this.readModifyWrite(ref, expected, (cur) => {
+      if (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid) {
+        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.metadata.uid}`);
       }
-      const cur = current.body;
       let next: KubeObject;
       if (statusOnly) {
         next = { ...cur, status: obj.status };
         if (obj.status === undefined) delete next.status;
       } else {
-        const m = obj.metadata;
         next = {
           ...obj,
           metadata: {
-            ...m,
+            ...obj.metadata,
             uid: cur.metadata.uid,
             creationTimestamp: cur.metadata.creationTimestamp,
             deletionTimestamp: cur.metadata.deletionTimestamp,
@@ -229,49 +213,35 @@ export class ObjectStore {
             generateName: cur.metadata.generateName,
           },
         };
-        if (!next.metadata.deletionTimestamp) delete next.metadata.deletionTimestamp;
-        if (next.metadata.deletionGracePeriodSeconds === undefined) delete next.metadata.deletionGracePeriodSeconds;
-        if (next.metadata.generateName === undefined) delete next.metadata.generateName;
+        for (const k of ["deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] as const) {
+          if (next.metadata[k] === undefined) delete next.metadata[k];
+        }
         if ("status" in cur) next.status = cur.status;
         else delete next.status;
         if (!isDeepStrictEqual(desiredState(next), desiredState(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
       }
-      next.metadata.resourceVersion = current.rv;
-      if (isDeepStrictEqual(withoutVolatile(next), withoutVolatile(cur))) return cur as T;
-      next.metadata.resourceVersion = rv;
-      if (current.deleting && (next.metadata.finalizers ?? []).length === 0) {
-        await this.removeRow(tx, ref, next, rv);
-        return next as T;
-      }
-      await this.updateRow(tx, ref, next, rv, current.deleting);
-      await this.outbox(tx, ref, next, rv, "MODIFIED");
-      return next as T;
-    });
+      next.metadata.resourceVersion = cur.metadata.resourceVersion;
+      if (isDeepStrictEqual(withoutVolatile(next), withoutVolatile(cur))) return { op: "none" };
+      const gone = !!cur.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
+      return { op: gone ? "remove" : "update", body: next };
+    }) as Promise<T>;
   }
 
   /**
    * Deletes the object: at once when it has no finalizers (its owned objects follow), else
    * marks it with deletionTimestamp and leaves it to the finalizers' owners. Returns the
-   * object as of after the call, or undefined when it was not there.
+   * object as of after the call.
    */
   async delete(ref: ObjectRef, opts: WriteOptions = {}): Promise<KubeObject | undefined> {
-    return this.write(ref, async (tx, rv, current) => {
-      if (!current) throw new NotFoundError(refError(ref));
-      if (opts.resourceVersion && opts.resourceVersion !== current.rv) throw new ConflictError(refError(ref));
-      if (opts.uid && opts.uid !== current.body.metadata.uid) {
-        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${current.body.metadata.uid}`);
+    return this.readModifyWrite(ref, opts.resourceVersion, (cur) => {
+      if (opts.uid && opts.uid !== cur.metadata.uid) {
+        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${cur.metadata.uid}`);
       }
-      const cur = current.body;
       if ((cur.metadata.finalizers ?? []).length > 0) {
-        if (current.deleting) return cur;
-        const next = { ...cur, metadata: { ...cur.metadata, deletionTimestamp: k8sTime(this.now()), deletionGracePeriodSeconds: 0, resourceVersion: rv } };
-        await this.updateRow(tx, ref, next, rv, true);
-        await this.outbox(tx, ref, next, rv, "MODIFIED");
-        return next;
+        if (cur.metadata.deletionTimestamp) return { op: "none" };
+        return { op: "update", body: { ...cur, metadata: { ...cur.metadata, deletionTimestamp: k8sTime(this.now()), deletionGracePeriodSeconds: 0 } } };
       }
-      const gone = { ...cur, metadata: { ...cur.metadata, resourceVersion: rv } };
-      await this.removeRow(tx, ref, gone, rv);
-      return gone;
+      return { op: "remove", body: cur };
     });
   }
 
@@ -333,7 +303,7 @@ export class ObjectStore {
           cursorId = r.id;
           if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: r.object };
         }
-        if (rows.length < 500) await waiter.wait(rows.length === 0 ? 1000 : 20);
+        if (rows.length < 500) await waiter.wait(rows.length === 0 ? 250 : 20);
       }
     } finally {
       waiter.close();
@@ -352,26 +322,56 @@ export class ObjectStore {
     }) as Promise<number>;
   }
 
-  // ---- transaction plumbing ----
+  // ---- write plumbing: one statement per write (see migrations/003_write_function.sql) ----
 
-  private async write<R>(ref: ObjectRef, body: (tx: postgres.TransactionSql, rv: string, current: Row | undefined) => Promise<R>): Promise<R> {
+  /**
+   * Reads the object, lets `decide` compute the change, and writes it only if nobody wrote in
+   * between; when somebody did, reads again and decides again, unless the caller pinned the
+   * resourceVersion (then it is a ConflictError).
+   */
+  private async readModifyWrite(
+    ref: ObjectRef,
+    pinnedRv: string | undefined,
+    decide: (cur: KubeObject) => { op: "none" } | { op: "update" | "remove"; body: KubeObject },
+  ): Promise<KubeObject> {
+    for (let attempt = 0; ; attempt++) {
+      const cur = await this.get(ref);
+      if (!cur) throw new NotFoundError(refError(ref));
+      if (pinnedRv && pinnedRv !== cur.metadata.resourceVersion) throw new ConflictError(refError(ref));
+      const d = decide(cur);
+      if (d.op === "none") return cur;
+      const r = await this.call(d.op, ref, cur.metadata.resourceVersion ?? "0", d.body);
+      if (r.code === "ok") return r.body!;
+      if (r.code === "notfound") throw new NotFoundError(refError(ref));
+      if (pinnedRv || attempt >= 20) throw new ConflictError(refError(ref));
+    }
+  }
+
+  private async call(op: "create" | "update" | "remove", ref: ObjectRef, expectedRv: string | null, body: KubeObject): Promise<{ code: string; body?: KubeObject }> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.sql.begin(async (tx) => {
-          const key = `${ref.gk}|${ref.namespace ?? ""}|${ref.name}`;
-          await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
-          const [{ rv }] = await tx<{ rv: string }[]>`SELECT pg_current_xact_id()::text AS rv`;
-          const [current] = await tx<Row[]>`
-            SELECT rv::text, deleting, body FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name} FOR UPDATE`;
-          const result = await body(tx, rv, current);
-          await tx`SELECT pg_notify('flotilla_outbox', '')`;
-          return result;
-        })) as R;
+        const [r] = await this.sql<{ code: string; rv: string | null; body: KubeObject | null }[]>`
+          SELECT code, rv, body FROM flotilla_write(${op}, ${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${expectedRv}::bigint,
+            ${this.sql.json(body as never)}, ${this.indexKeys(ref.gk, body)}::text[], ${k8sTime(this.now())})`;
+        if (r!.code === "ok") this.poke();
+        return { code: r!.code, body: r!.body ?? undefined };
       } catch (e) {
-        if (e instanceof RvOrderError && attempt < MAX_RV_RETRIES) continue;
+        // a cascaded dependent was written by a newer transaction: run again with a newer one
+        if ((e as { code?: string }).code === "FL001" && attempt < MAX_RV_RETRIES) continue;
         throw e;
       }
     }
+  }
+
+  private poking = false;
+  /** Wakes the relay and watches (NOTIFY), coalescing the writes of one tick into one message. */
+  private poke() {
+    if (this.poking) return;
+    this.poking = true;
+    setImmediate(() => {
+      this.poking = false;
+      this.sql`SELECT pg_notify('flotilla_outbox', '')`.catch(() => undefined); // the pollers are the backstop
+    });
   }
 
   private indexKeys(gk: string, obj: KubeObject): string[] {
@@ -380,56 +380,6 @@ export class ObjectStore {
     if (extra) keys.push(...extra(obj));
     return [...new Set(keys)];
   }
-
-  private async insertRow(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string) {
-    await tx`
-      INSERT INTO objects (gk, namespace, name, uid, rv, generation, labels, index_keys, deleting, body)
-      VALUES (${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${obj.metadata.uid!}, ${rv}, ${obj.metadata.generation ?? 1},
-              ${tx.json(obj.metadata.labels ?? {})}, ${this.indexKeys(ref.gk, obj)}, false, ${tx.json(obj as never)})`;
-  }
-
-  private async updateRow(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string, deleting: boolean) {
-    await tx`
-      UPDATE objects SET rv = ${rv}, generation = ${obj.metadata.generation ?? 1}, labels = ${tx.json(obj.metadata.labels ?? {})},
-             index_keys = ${this.indexKeys(ref.gk, obj)}, deleting = ${deleting}, body = ${tx.json(obj as never)}
-      WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
-  }
-
-  /** Deletes the row, records DELETED, and deletes (or marks) every object it owns, recursively. */
-  private async removeRow(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string) {
-    await tx`DELETE FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
-    await this.outbox(tx, ref, obj, rv, "DELETED");
-    const owned = await tx<{ gk: string; namespace: string; name: string }[]>`
-      SELECT gk, namespace, name FROM objects WHERE index_keys @> ARRAY[${"owner:" + obj.metadata.uid}]::text[]`;
-    for (const o of owned) {
-      const key = `${o.gk}|${o.namespace}|${o.name}`;
-      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`;
-      const [row] = await tx<Row[]>`SELECT rv::text, deleting, body FROM objects WHERE gk = ${o.gk} AND namespace = ${o.namespace} AND name = ${o.name} FOR UPDATE`;
-      if (!row) continue;
-      // A dependent written by a transaction newer than this one would get an older resourceVersion: start over.
-      if (BigInt(row.rv) > BigInt(rv)) throw new RvOrderError();
-      const dref = { gk: o.gk, namespace: o.namespace, name: o.name };
-      const cur = row.body;
-      if ((cur.metadata.finalizers ?? []).length > 0) {
-        if (row.deleting) continue;
-        const next = { ...cur, metadata: { ...cur.metadata, deletionTimestamp: k8sTime(this.now()), deletionGracePeriodSeconds: 0, resourceVersion: rv } };
-        await this.updateRow(tx, dref, next, rv, true);
-        await this.outbox(tx, dref, next, rv, "MODIFIED");
-      } else {
-        await this.removeRow(tx, dref, { ...cur, metadata: { ...cur.metadata, resourceVersion: rv } }, rv);
-      }
-    }
-  }
-
-  private async outbox(tx: postgres.TransactionSql, ref: ObjectRef, obj: KubeObject, rv: string, type: WatchEvent["type"]) {
-    await tx`
-      INSERT INTO outbox (rv, gk, namespace, name, uid, type, object)
-      VALUES (${rv}, ${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${obj.metadata.uid!}, ${type}, ${tx.json(obj as never)})`;
-  }
-}
-
-class RvOrderError extends Error {
-  override readonly name = "RvOrderError";
 }
 
 /** Wakes a watch loop on outbox NOTIFY, or after a timeout. One LISTEN per store connection pool. */
