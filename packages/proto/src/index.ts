@@ -4,4 +4,7 @@ export * from "./gen/flotilla/policy/v1/policy_pb.js";
 export * from "./gen/flotilla/work/v1/work_pb.js";
 export * from "./gen/flotilla/events/v1/events_pb.js";
 export * from "./gen/flotilla/gateway/v1/objects_pb.js";
+export * from "./gen/flotilla/estimator/v1/estimator_pb.js";
+export * from "./gen/flotilla/scheduler/v1/scheduler_pb.js";
 export { grpcServiceDefinition, type GrpcHandlers } from "./grpc.js";
+export { EstimatorClient, type ClusterEstimate, type EstimatorClientOptions } from "./estimator-client.js";

@@ -1,2 +1,4 @@
 export * from "./db.js";
 export * from "./store.js";
+export * from "./indexers.js";
+export * from "./events.js";

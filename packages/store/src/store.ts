@@ -14,6 +14,7 @@ import {
   type Requirement,
 } from "@flotilla/api";
 import type { Sql } from "./db.js";
+import { STANDARD_INDEXERS } from "./indexers.js";
 
 /** Identity of a stored object: its group/kind, namespace ('' when cluster-scoped) and name. */
 export interface ObjectRef {
@@ -25,7 +26,7 @@ export interface ObjectRef {
 export type Indexer = (obj: KubeObject) => string[];
 
 export interface StoreOptions {
-  /** Extra secondary-index entries per group/kind (queried with `list({index})`). */
+  /** Secondary-index entries per group/kind (queried with `list({index})`), added to STANDARD_INDEXERS. */
   indexers?: Record<string, Indexer>;
   now?: () => Date;
 }
@@ -122,7 +123,13 @@ export class ObjectStore {
     readonly sql: Sql,
     opts: StoreOptions = {},
   ) {
-    this.indexers = opts.indexers ?? {};
+    // the standard indexes are always kept (every writer of a kind must index it alike); extra ones add entries
+    const extra = opts.indexers ?? {};
+    this.indexers = { ...STANDARD_INDEXERS };
+    for (const [gk, fn] of Object.entries(extra)) {
+      const std = STANDARD_INDEXERS[gk];
+      this.indexers[gk] = std && std !== fn ? (o) => [...std(o), ...fn(o)] : fn;
+    }
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -159,8 +166,19 @@ export class ObjectStore {
 
   /** Creates the object; AlreadyExistsError when the name is taken. */
   async create<T extends KubeObject>(input: T): Promise<T> {
+    // a generated name can collide (birthday odds of 5 characters): draw again, as the apiserver's callers do
+    for (let attempt = 0; !input.metadata.name && input.metadata.generateName && attempt < 8; attempt++) {
+      try {
+        return await this.createOnce({ ...input, metadata: { ...input.metadata, name: input.metadata.generateName + generateSuffix() } });
+      } catch (e) {
+        if (!(e instanceof AlreadyExistsError)) throw e;
+      }
+    }
+    return this.createOnce(input);
+  }
+
+  private async createOnce<T extends KubeObject>(input: T): Promise<T> {
     const meta = { ...input.metadata };
-    if (!meta.name && meta.generateName) meta.name = meta.generateName + generateSuffix();
     if (!meta.name) {
       throw new InvalidError(refError({ gk: gkOf(input), name: "" }), [
         { field: "metadata.name", reason: "FieldValueRequired", message: "name or generateName is required" },

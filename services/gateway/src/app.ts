@@ -4,10 +4,12 @@ import { Registry, collectDefaultMetrics, Counter, Histogram } from "prom-client
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
 import { ObjectApi, type AdmissionSettings } from "./objects.js";
+import { GuardedObjectApi } from "./admission/object-api.js";
 import { registerKubeRoutes } from "./http/routes.js";
 import { toHttpError } from "./logic/status.js";
 import { openApiDocument } from "./logic/openapi.js";
 import { docsPage } from "./http/docs.js";
+import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
 
 export interface GatewayDeps {
@@ -41,7 +43,8 @@ const RAW_TYPES = [
 ];
 
 export function buildGateway(deps: GatewayDeps): Gateway {
-  const api = new ObjectApi(deps.store, deps.settings);
+  // member credentials: Secret values never leave the gateway; inline Cluster tokens move into Secrets
+  const api = new GuardedObjectApi(deps.store, deps.settings);
   const http: FastifyInstance = Fastify({
     loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -86,6 +89,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   const openapi = openApiDocument(deps.version ?? "0.1.0");
   http.get("/openapi.json", async () => openapi);
   http.get("/docs", async (_req, reply) => reply.type("text/html").send(docsPage()));
+  http.get("/", async (_req, reply) => reply.type("text/html").send(portalPage()));
   http.get("/version", async () => ({ major: "1", minor: "29", gitVersion: `v1.29.0-flotilla.${deps.version ?? "0.1.0"}`, platform: `${process.platform}/${process.arch}` }));
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");

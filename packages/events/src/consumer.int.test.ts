@@ -1,0 +1,196 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import type { WakeUp } from "@flotilla/api";
+import { eventually, sleep } from "@flotilla/testkit";
+import { env, type Env } from "./int.test-support.js";
+import { consume, consumerNameFor } from "./consumer.js";
+import { subjectFor } from "./subjects.js";
+
+const enc = new TextEncoder();
+
+/** Publishes n wake-ups of one kind straight to the stream, as the relay would. */
+async function publish(e: Env, n: number, gk = "apps/Deployment", from = 1): Promise<void> {
+  const [group, kind] = gk.split("/");
+  await Promise.all(
+    Array.from({ length: n }, (_, i) => {
+      const id = String(from + i);
+      const w: WakeUp = { id, apiVersion: group ? `${group}/v1` : "v1", kind, namespace: "default", name: `o${i % 10}`, uid: randomUUID(), resourceVersion: id, type: "MODIFIED" };
+      return e.js.publish(subjectFor(gk, e.prefix), enc.encode(JSON.stringify(w)), { msgID: `${gk}:${id}` });
+    }),
+  );
+}
+
+async function pending(e: Env, durable: string): Promise<{ ackPending: number; numPending: number }> {
+  const ci = await e.jsm.consumers.info(e.stream, durable);
+  return { ackPending: ci.num_ack_pending, numPending: ci.num_pending };
+}
+
+test("replicas sharing a durable consumer get each message once between them", async () => {
+  const e = await env();
+  const seen: string[][] = [[], []];
+  const subject = subjectFor("apps/Deployment", e.prefix);
+  const replicas = [0, 1].map((i) =>
+    consume({ js: e.js, stream: e.stream, durable: "svc", subject, concurrency: 8, handler: async (w) => void seen[i].push(w.id!) }),
+  );
+  try {
+    await Promise.all(replicas.map((r) => r.ready));
+    await publish(e, 400);
+    await eventually(() => seen[0].length + seen[1].length >= 400, { timeoutMs: 10_000 });
+    await sleep(300);
+    const all = [...seen[0], ...seen[1]];
+    assert.equal(all.length, 400);
+    assert.equal(new Set(all).size, 400);
+    assert.equal((await pending(e, "svc")).ackPending, 0);
+  } finally {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await e.close();
+  }
+});
+
+test("a message is acked only after its handler resolves", async () => {
+  const e = await env();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let started = 0;
+  const c = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: "slow",
+    subject: subjectFor("/ConfigMap", e.prefix),
+    handler: async () => {
+      started++;
+      await gate;
+    },
+  });
+  try {
+    await c.ready;
+    await publish(e, 3, "/ConfigMap");
+    await eventually(() => started === 3);
+    await sleep(100);
+    assert.equal((await pending(e, "slow")).ackPending, 3);
+    release();
+    await eventually(async () => (await pending(e, "slow")).ackPending === 0);
+    assert.equal(c.stats.acked, 3);
+  } finally {
+    await c.stop();
+    await e.close();
+  }
+});
+
+test("a failed handler's message is redelivered after the nak delay, then acked", async () => {
+  const e = await env();
+  const deliveries: number[] = [];
+  const c = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: "flaky",
+    subject: subjectFor("apps/Deployment", e.prefix),
+    nakDelay: { baseMs: 200, maxMs: 1000 },
+    handler: async (_w, m) => {
+      deliveries.push(m.info.deliveryCount);
+      if (m.info.deliveryCount < 3) throw new Error("not yet");
+    },
+  });
+  try {
+    await c.ready;
+    const t0 = Date.now();
+    await publish(e, 1);
+    await eventually(() => c.stats.acked === 1, { timeoutMs: 5000 });
+    const took = Date.now() - t0;
+    assert.deepEqual(deliveries, [1, 2, 3]);
+    assert.ok(took >= 500, `waited 200 + 400 ms of nak delays (took ${took} ms)`);
+    assert.equal(c.stats.naked, 2);
+  } finally {
+    await c.stop();
+    await e.close();
+  }
+});
+
+test("several subjects get one consumer each, named per subject", async () => {
+  const e = await env();
+  const got: string[] = [];
+  const subjects = [subjectFor("apps/Deployment", e.prefix), subjectFor("cluster.karmada.io/Cluster", e.prefix)];
+  const c = consume({ js: e.js, stream: e.stream, durable: "multi", subjects, handler: async (w) => void got.push(`${w.kind}/${w.id}`) });
+  try {
+    await c.ready;
+    await publish(e, 5, "apps/Deployment");
+    await publish(e, 4, "cluster.karmada.io/Cluster");
+    await publish(e, 6, "/Secret");
+    await eventually(() => got.length >= 9);
+    await sleep(200);
+    assert.equal(got.length, 9);
+    assert.equal(got.filter((g) => g.startsWith("Cluster/")).length, 4);
+    const names = (await e.jsm.consumers.list(e.stream).next()).map((ci) => ci.name).sort();
+    assert.deepEqual(names, subjects.map((s) => consumerNameFor("multi", s)).sort());
+    assert.equal(names[0], `multi-${e.prefix}_obj_apps_Deployment`);
+  } finally {
+    await c.stop();
+    await e.close();
+  }
+});
+
+test("stop waits for running handlers, and hands back those that do not finish", async () => {
+  const e = await env();
+  const subject = subjectFor("apps/Deployment", e.prefix);
+  let finished = 0;
+  const a = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: "drain",
+    subject,
+    handler: async (w) => {
+      if (w.id === "1") await sleep(300);
+      else await new Promise(() => {}); // never finishes
+      finished++;
+    },
+  });
+  await a.ready;
+  await publish(e, 2);
+  await eventually(() => a.stats.inFlight === 2);
+  const t0 = Date.now();
+  await a.stop({ timeoutMs: 800 });
+  const took = Date.now() - t0;
+  try {
+    assert.equal(finished, 1, "the short handler finished before stop returned");
+    assert.ok(took >= 700 && took < 3000, `stop waited for the bound (${took} ms)`);
+    assert.equal(a.stats.acked, 1);
+    assert.equal(a.stats.naked, 1);
+    // The unfinished one is redelivered at once to another replica.
+    const redelivered: string[] = [];
+    const b = consume({ js: e.js, stream: e.stream, durable: "drain", subject, handler: async (w) => void redelivered.push(w.id!) });
+    try {
+      await eventually(() => redelivered.length === 1, { timeoutMs: 3000 });
+      assert.deepEqual(redelivered, ["2"]);
+    } finally {
+      await b.stop();
+    }
+  } finally {
+    await e.close();
+  }
+});
+
+test("a handler running past ack_wait is kept in progress, not redelivered", async () => {
+  const e = await env();
+  const deliveries: number[] = [];
+  const c = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: "long",
+    subject: subjectFor("apps/Deployment", e.prefix),
+    ackWaitMs: 1000,
+    handler: async (_w, m) => {
+      deliveries.push(m.info.deliveryCount);
+      await sleep(2500);
+    },
+  });
+  try {
+    await c.ready;
+    await publish(e, 1);
+    await eventually(() => c.stats.acked === 1, { timeoutMs: 6000 });
+    assert.deepEqual(deliveries, [1]);
+  } finally {
+    await c.stop();
+    await e.close();
+  }
+});

@@ -1,0 +1,276 @@
+import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
+import type { WakeUp } from "@flotilla/api";
+import { silentLog, retryDelay, sleep, type Log } from "./log.js";
+
+/** Handles one wake-up; the message is acked when the promise resolves, nak'ed (with delay) when it rejects. */
+export type WakeUpHandler = (w: WakeUp, msg: JsMsg) => Promise<void>;
+
+export interface ConsumeOptions {
+  js: JetStreamClient;
+  stream: string;
+  /**
+   * Durable name of the service (replicas of one service pass the same one and share the
+   * consumer). With `subject` it is the consumer's name; with `subjects` each subject gets
+   * its own consumer named `consumerNameFor(durable, subject)` (server 2.9 allows one filter
+   * subject per consumer).
+   */
+  durable: string;
+  subject?: string;
+  subjects?: string[];
+  handler: WakeUpHandler;
+  /** Handlers running at once, across all subjects of this call (default 64). */
+  concurrency?: number;
+  /** The server redelivers a message not acked within this (default 30 s); running handlers keep extending it. */
+  ackWaitMs?: number;
+  /** Unacked messages the server allows per consumer (default 1000). */
+  maxAckPending?: number;
+  /** Redelivery delay after a handler failure, growing with the delivery count (default 1 s .. 60 s). */
+  nakDelay?: { baseMs: number; maxMs: number };
+  /** A handler still running after this is given up: the message is nak'ed (default 5 min). */
+  handlerTimeoutMs?: number;
+  log?: Log;
+}
+
+export const CONSUMER_DEFAULTS = {
+  concurrency: 64,
+  ackWaitMs: 30_000,
+  maxAckPending: 1000,
+  nakDelay: { baseMs: 1000, maxMs: 60_000 },
+  handlerTimeoutMs: 5 * 60_000,
+} as const;
+
+export interface ConsumerStats {
+  received: number;
+  acked: number;
+  naked: number;
+  /** Malformed messages terminated (never redelivered). */
+  dropped: number;
+  inFlight: number;
+}
+
+export interface WakeUpConsumer {
+  /** Resolves once every consumer exists on the server and pulling has started. */
+  readonly ready: Promise<void>;
+  readonly stats: Readonly<ConsumerStats>;
+  /**
+   * Stops pulling, waits (up to timeoutMs, default 10 s) for running handlers, then naks
+   * whatever is still running so another replica gets it at once.
+   */
+  stop(opts?: { timeoutMs?: number }): Promise<void>;
+}
+
+/** The consumer name used for one subject when `subjects` is given. */
+export function consumerNameFor(durable: string, subject: string): string {
+  return `${durable}-${subject.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
+class Slots {
+  private free: number;
+  private readonly waiting: ((ok: boolean) => void)[] = [];
+  private closed = false;
+  constructor(n: number) {
+    this.free = n;
+  }
+  acquire(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve(true);
+    }
+    return new Promise((r) => this.waiting.push(r));
+  }
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next(true);
+    else this.free++;
+  }
+  close(): void {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w(false);
+  }
+}
+
+/**
+ * Runs a durable pull consumer (one per subject) and feeds its wake-ups to `handler`, at
+ * most `concurrency` at a time. Explicit acks, unlimited redeliveries, and a new consumer
+ * starts from the beginning of the stream. Reconnects and recreates consumers on its own.
+ */
+export function consume(o: ConsumeOptions): WakeUpConsumer {
+  const log = o.log ?? silentLog;
+  const subjects = o.subject !== undefined ? [o.subject] : (o.subjects ?? []);
+  if (subjects.length === 0) throw new Error("consume: give subject or subjects");
+  if (o.subject !== undefined && o.subjects !== undefined) throw new Error("consume: give subject or subjects, not both");
+  const names = o.subject !== undefined ? [o.durable] : subjects.map((s) => consumerNameFor(o.durable, s));
+  const concurrency = Math.max(1, o.concurrency ?? CONSUMER_DEFAULTS.concurrency);
+  const ackWaitMs = o.ackWaitMs ?? CONSUMER_DEFAULTS.ackWaitMs;
+  const nakDelay = o.nakDelay ?? CONSUMER_DEFAULTS.nakDelay;
+  const handlerTimeoutMs = o.handlerTimeoutMs ?? CONSUMER_DEFAULTS.handlerTimeoutMs;
+  const stats: ConsumerStats = { received: 0, acked: 0, naked: 0, dropped: 0, inFlight: 0 };
+  const slots = new Slots(concurrency);
+  const stopper = new AbortController();
+  const iterators = new Set<ConsumerMessages>();
+  interface Entry {
+    /** Acked, nak'ed or terminated already. */
+    settled: boolean;
+    started: number;
+    touched: number;
+    /** Rejects when the sweeper gives up on the handler. */
+    timedOut: Promise<never>;
+    giveUp: (e: Error) => void;
+    done: Promise<void>;
+  }
+  const running = new Map<JsMsg, Entry>();
+
+  let readyCount = 0;
+  let markReady!: () => void;
+  const ready = new Promise<void>((r) => (markReady = r));
+
+  function nakDelayFor(m: JsMsg): number {
+    return retryDelay(Math.max(1, m.info.deliveryCount), nakDelay.baseMs, nakDelay.maxMs);
+  }
+
+  /**
+   * One sweep for all running handlers instead of timers per message: tells the server a
+   * long handler is still working (so ack_wait does not redeliver it), and gives up on
+   * handlers past handlerTimeoutMs.
+   */
+  // Touched at least every ackWait/3 + ackWait/6 = ackWait/2.
+  const touchEveryMs = Math.max(100, Math.floor(ackWaitMs / 3));
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [m, entry] of running) {
+      if (entry.settled) continue;
+      if (now - entry.started >= handlerTimeoutMs) entry.giveUp(new Error(`wake-up handler still running after ${handlerTimeoutMs} ms`));
+      else if (now - entry.touched >= touchEveryMs) {
+        entry.touched = now;
+        m.working();
+      }
+    }
+  }, Math.max(50, Math.min(Math.floor(touchEveryMs / 2), 1000)));
+  sweeper.unref();
+
+  async function handle(m: JsMsg, entry: Entry): Promise<void> {
+    stats.received++;
+    let w: WakeUp;
+    try {
+      w = m.json<WakeUp>();
+      if (!w || typeof w !== "object") throw new Error("not an object");
+    } catch (e) {
+      entry.settled = true;
+      stats.dropped++;
+      log.warn({ err: e, subject: m.subject, seq: m.seq }, "malformed wake-up dropped");
+      m.term("malformed");
+      return;
+    }
+    try {
+      await Promise.race([o.handler(w, m), entry.timedOut]);
+      if (!entry.settled) {
+        entry.settled = true;
+        m.ack();
+        stats.acked++;
+      }
+    } catch (e) {
+      if (!entry.settled) {
+        entry.settled = true;
+        const delay = nakDelayFor(m);
+        m.nak(delay);
+        stats.naked++;
+        const fields = { err: e, subject: m.subject, id: w.id, deliveryCount: m.info.deliveryCount, retryInMs: delay };
+        if (m.info.deliveryCount >= 3) log.warn(fields, "wake-up handler failed; redelivering");
+        else log.debug(fields, "wake-up handler failed; redelivering");
+      }
+    }
+  }
+
+  async function run(subject: string, name: string): Promise<void> {
+    let failures = 0;
+    let counted = false;
+    while (!stopper.signal.aborted) {
+      let msgs: ConsumerMessages | undefined;
+      try {
+        const jsm = await o.js.jetstreamManager();
+        await jsm.consumers.add(o.stream, {
+          durable_name: name,
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: nanos(ackWaitMs),
+          max_deliver: -1,
+          deliver_policy: DeliverPolicy.All,
+          filter_subject: subject,
+          max_ack_pending: o.maxAckPending ?? CONSUMER_DEFAULTS.maxAckPending,
+        });
+        const c = await o.js.consumers.get(o.stream, name);
+        if (stopper.signal.aborted) return;
+        msgs = await c.consume({ max_messages: concurrency });
+        iterators.add(msgs);
+        if (!counted) {
+          counted = true;
+          if (++readyCount === subjects.length) markReady();
+        }
+        if (failures > 0) log.info({ consumer: name }, "wake-up consumer recovered");
+        failures = 0;
+        for await (const m of msgs) {
+          if (!(await slots.acquire())) {
+            m.nak(); // stopping: let another replica have it now
+            break;
+          }
+          const now = Date.now();
+          let giveUp!: (e: Error) => void;
+          const timedOut = new Promise<never>((_, reject) => (giveUp = reject));
+          timedOut.catch(() => {});
+          const entry: Entry = { settled: false, started: now, touched: now, timedOut, giveUp, done: Promise.resolve() };
+          stats.inFlight++;
+          running.set(m, entry);
+          entry.done = handle(m, entry).catch((e) => log.error({ err: e }, "wake-up handling crashed")).finally(() => {
+            stats.inFlight--;
+            running.delete(m);
+            slots.release();
+          });
+        }
+        if (stopper.signal.aborted) return;
+        throw new Error("message iterator ended");
+      } catch (e) {
+        if (stopper.signal.aborted) return;
+        if ((e as Error)?.name === "ClosedConnectionError") {
+          log.error({ err: e, consumer: name }, "NATS connection closed; wake-up consumer ends");
+          return;
+        }
+        failures++;
+        const ms = retryDelay(failures, 250, 10_000);
+        log.warn({ err: e, consumer: name, failures, retryInMs: ms }, "wake-up consumer failed; restarting");
+        await sleep(ms, stopper.signal);
+      } finally {
+        if (msgs) {
+          iterators.delete(msgs);
+          await msgs.close().catch(() => {});
+        }
+      }
+    }
+  }
+
+  const loops = subjects.map((s, i) => run(s, names[i]).catch((e) => log.error({ err: e }, "wake-up consumer crashed")));
+  let stopping: Promise<void> | undefined;
+
+  return {
+    ready,
+    stats,
+    stop(opts = {}) {
+      stopping ??= (async () => {
+        stopper.abort();
+        slots.close();
+        for (const it of iterators) await it.close().catch(() => {});
+        await Promise.all(loops);
+        const deadline = sleep(opts.timeoutMs ?? 10_000);
+        await Promise.race([Promise.all([...running.values()].map((r) => r.done)), deadline]);
+        clearInterval(sweeper);
+        for (const [m, entry] of running) {
+          if (entry.settled) continue;
+          entry.settled = true;
+          m.nak();
+          stats.naked++;
+        }
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,427 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { Sql } from "@flotilla/store";
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff.js";
+import { ControllerMetrics, type ControllerSnapshot, type ErrorReason } from "./metrics.js";
+import { WorkQueue } from "./queue.js";
+import { isTerminal, type Reconciler, type Result } from "./result.js";
+import { DurableTimers } from "./timers.js";
+
+export interface ControllerOptions {
+  reconciler: Reconciler<string>;
+  /** Holds the durable timers. */
+  sql: Sql;
+  /** The service's logger; the controller adds `{ controller }`, each run `{ key, reconcileId }`. */
+  log: Logger;
+  /** Reconciles running at once (default 4). */
+  concurrency?: number;
+  /** Every resyncMs, enqueue everything `listKeys` returns (default 0: off). */
+  resyncMs?: number;
+  listKeys?: () => Promise<string[]>;
+  /** Per-key retry backoff after errors (default 5 ms .. 1000 s, controller-runtime's). */
+  backoff?: Partial<BackoffOptions>;
+  /** A reconcile running longer than this is aborted and counts as an error (default 60 s; 0 = none). */
+  timeoutMs?: number;
+  /** How long an aborted reconcile may keep its key before the runner lets go (default 5 s). */
+  abortGraceMs?: number;
+  /** Timer poll interval (default 250 ms); nearer timers are slept until exactly. */
+  timerPollMs?: number;
+  /** A claimed timer whose reconcile never finished fires again after this (default max(2 × timeoutMs, 60 s)). */
+  timerLeaseMs?: number;
+  /** stop() waits this long for running reconciles before aborting them (default 30 s). */
+  stopTimeoutMs?: number;
+  /** Consecutive failures of a key from which each retry is logged at warn (default 3). */
+  warnAfterFailures?: number;
+}
+
+export interface Controller {
+  readonly name: string;
+  /** Starts workers, the timer poller and the resync. Keys enqueued before start wait for it. */
+  start(): void;
+  /** Stops taking work, waits (bounded) for running reconciles, stops pollers; pending enqueue promises reject with StoppedError. */
+  stop(): Promise<void>;
+  /**
+   * Queues the key and resolves once a reconcile of it that started after this call has
+   * succeeded (done, after, or a terminal failure: nothing left to retry). Stays pending
+   * across failed attempts. Rejects with StoppedError if the controller stops first.
+   */
+  enqueue(key: string): Promise<void>;
+  /** Queues the key without waiting for anything. */
+  add(key: string): void;
+  /** Lists and queues every key now; returns how many. */
+  resync(): Promise<number>;
+  snapshot(): ControllerSnapshot;
+}
+
+export class StoppedError extends Error {
+  override readonly name = "StoppedError";
+  constructor(controller: string) {
+    super(`controller ${controller} stopped`);
+  }
+}
+
+export class ReconcileTimeoutError extends Error {
+  override readonly name = "ReconcileTimeoutError";
+  constructor(ms: number) {
+    super(`reconcile exceeded its ${ms} ms timeout`);
+  }
+}
+
+export const CONTROLLER_DEFAULTS = {
+  concurrency: 4,
+  resyncMs: 0,
+  timeoutMs: 60_000,
+  abortGraceMs: 5000,
+  timerPollMs: 250,
+  stopTimeoutMs: 30_000,
+  warnAfterFailures: 3,
+} as const;
+
+interface Waiter {
+  resolve(): void;
+  reject(e: unknown): void;
+}
+
+interface KeyState {
+  failures: number;
+  /** Enqueue promises not yet claimed by a run. */
+  waiters: Waiter[];
+  retry?: NodeJS.Timeout;
+  retryAt?: number;
+}
+
+interface Run {
+  ac: AbortController;
+  /** The waiters this run settles (enqueued before it started). */
+  claimed: Waiter[];
+  done: Promise<void>;
+}
+
+type Outcome = { kind: "done" } | { kind: "after"; ms: number } | { kind: "failed"; reason: ErrorReason; err: unknown };
+
+export function createController(o: ControllerOptions): Controller {
+  return new ControllerImpl(o);
+}
+
+class ControllerImpl implements Controller {
+  readonly name: string;
+  private readonly reconciler: Reconciler<string>;
+  private readonly log: Logger;
+  private readonly cfg: Required<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys" | "backoff">> & { backoff: BackoffOptions };
+  private readonly timers: DurableTimers;
+  private readonly queue = new WorkQueue();
+  private readonly keys = new Map<string, KeyState>();
+  private readonly running = new Map<string, Run>();
+  private readonly metrics = new ControllerMetrics();
+  private state: "new" | "running" | "stopping" | "stopped" = "new";
+  private stopping?: Promise<void>;
+  private resyncTimer?: NodeJS.Timeout;
+  private resyncing?: Promise<number>;
+  private poller?: Promise<void>;
+  private pollerWake?: () => void;
+  private idle?: () => void;
+
+  constructor(private readonly o: ControllerOptions) {
+    this.reconciler = o.reconciler;
+    this.name = o.reconciler.name;
+    this.log = o.log.child({ controller: this.name });
+    const timeoutMs = o.timeoutMs ?? CONTROLLER_DEFAULTS.timeoutMs;
+    this.cfg = {
+      concurrency: Math.max(1, o.concurrency ?? CONTROLLER_DEFAULTS.concurrency),
+      resyncMs: o.resyncMs ?? CONTROLLER_DEFAULTS.resyncMs,
+      timeoutMs,
+      abortGraceMs: o.abortGraceMs ?? CONTROLLER_DEFAULTS.abortGraceMs,
+      timerPollMs: o.timerPollMs ?? CONTROLLER_DEFAULTS.timerPollMs,
+      timerLeaseMs: o.timerLeaseMs ?? Math.max(2 * timeoutMs, 60_000),
+      stopTimeoutMs: o.stopTimeoutMs ?? CONTROLLER_DEFAULTS.stopTimeoutMs,
+      warnAfterFailures: o.warnAfterFailures ?? CONTROLLER_DEFAULTS.warnAfterFailures,
+      backoff: { ...DEFAULT_BACKOFF, ...o.backoff },
+    };
+    this.timers = new DurableTimers(o.sql, this.name, this.cfg.timerLeaseMs);
+  }
+
+  start(): void {
+    if (this.state !== "new") return;
+    this.state = "running";
+    this.poller = this.pollTimers();
+    if (this.cfg.resyncMs > 0 && this.o.listKeys) {
+      this.resyncTimer = setInterval(() => void this.resync().catch(() => {}), this.cfg.resyncMs);
+    }
+    this.log.info({ concurrency: this.cfg.concurrency, resyncMs: this.cfg.resyncMs }, "controller started");
+    this.pump();
+  }
+
+  add(key: string): void {
+    if (this.state === "stopping" || this.state === "stopped") return;
+    if (this.queue.add(key)) this.pump();
+  }
+
+  enqueue(key: string): Promise<void> {
+    if (this.state === "stopping" || this.state === "stopped") return Promise.reject(new StoppedError(this.name));
+    return new Promise<void>((resolve, reject) => {
+      this.keyState(key).waiters.push({ resolve, reject });
+      this.add(key);
+    });
+  }
+
+  resync(): Promise<number> {
+    const list = this.o.listKeys;
+    if (!list) return Promise.resolve(0);
+    if (this.resyncing) return this.resyncing;
+    this.resyncing = (async () => {
+      try {
+        const keys = await list();
+        for (const k of keys) this.add(k);
+        this.metrics.resyncs++;
+        this.log.debug({ keys: keys.length }, "resync");
+        return keys.length;
+      } catch (e) {
+        this.log.warn({ err: e }, "resync failed");
+        throw e;
+      } finally {
+        this.resyncing = undefined;
+      }
+    })();
+    return this.resyncing;
+  }
+
+  snapshot(): ControllerSnapshot {
+    let backoffKeys = 0;
+    for (const st of this.keys.values()) if (st.retry) backoffKeys++;
+    return { name: this.name, queueDepth: this.queue.length, inFlight: this.running.size, backoffKeys, metrics: this.metrics };
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    const wasRunning = this.state === "running";
+    this.state = "stopping";
+    clearInterval(this.resyncTimer);
+    this.pollerWake?.();
+    for (const st of this.keys.values()) {
+      clearTimeout(st.retry);
+      st.retry = undefined;
+    }
+    this.queue.clear();
+    await this.poller;
+    if (!(await this.waitIdle(this.cfg.stopTimeoutMs))) {
+      this.log.warn({ running: [...this.running.keys()] }, "reconciles still running at stop; aborting them");
+      for (const r of this.running.values()) r.ac.abort(new StoppedError(this.name));
+      await this.waitIdle(this.cfg.abortGraceMs);
+    }
+    const err = new StoppedError(this.name);
+    for (const r of this.running.values()) for (const w of r.claimed.splice(0)) w.reject(err);
+    for (const st of this.keys.values()) for (const w of st.waiters.splice(0)) w.reject(err);
+    this.keys.clear();
+    this.state = "stopped";
+    if (wasRunning) this.log.info({}, "controller stopped");
+  }
+
+  private waitIdle(ms: number): Promise<boolean> {
+    if (this.running.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.idle = undefined;
+        resolve(false);
+      }, ms);
+      this.idle = () => {
+        clearTimeout(t);
+        this.idle = undefined;
+        resolve(true);
+      };
+    });
+  }
+
+  private keyState(key: string): KeyState {
+    let st = this.keys.get(key);
+    if (!st) {
+      st = { failures: 0, waiters: [] };
+      this.keys.set(key, st);
+    }
+    return st;
+  }
+
+  private pump(): void {
+    while (this.state === "running" && this.running.size < this.cfg.concurrency) {
+      const key = this.queue.get();
+      if (key === undefined) return;
+      this.startRun(key);
+    }
+  }
+
+  private startRun(key: string): void {
+    const st = this.keyState(key);
+    const claimed = st.waiters;
+    st.waiters = [];
+    const reconcileId = randomUUID();
+    const log = this.log.child({ key, reconcileId });
+    const run: Run = { ac: new AbortController(), claimed, done: Promise.resolve() };
+    this.running.set(key, run);
+    run.done = this.execute(key, run, log, reconcileId).catch((e) => this.log.error({ err: e, key }, "controller runner failed"));
+  }
+
+  private async execute(key: string, run: Run, log: Logger, reconcileId: string): Promise<void> {
+    const t0 = performance.now();
+    let outcome: Outcome;
+    try {
+      const result = await this.invoke(key, run.ac, log, reconcileId);
+      if (result.kind === "after") {
+        await this.timers.set(key, result.ms);
+        if (result.ms < this.cfg.timerPollMs) this.pollerWake?.();
+        outcome = { kind: "after", ms: result.ms };
+      } else {
+        await this.timers.clear(key);
+        outcome = { kind: "done" };
+      }
+    } catch (e) {
+      if (isTerminal(e)) {
+        await this.timers.clear(key).catch(() => {});
+        outcome = { kind: "failed", reason: "terminal", err: e };
+      } else {
+        outcome = { kind: "failed", reason: e instanceof ReconcileTimeoutError ? "timeout" : "error", err: e };
+      }
+    }
+    const ms = performance.now() - t0;
+    this.finish(key, run, outcome, ms, log);
+  }
+
+  /** Calls the reconciler; a synchronous throw, an invalid result or a timeout are failures. */
+  private invoke(key: string, ac: AbortController, log: Logger, reconcileId: string): Promise<Result> {
+    let p: Promise<Result>;
+    try {
+      p = Promise.resolve(this.reconciler.reconcile(key, { log, reconcileId, signal: ac.signal }));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const checked = p.then((r) => {
+      if (!r || (r.kind !== "done" && !(r.kind === "after" && typeof r.ms === "number"))) {
+        throw new Error(`reconcile returned an invalid result: ${JSON.stringify(r)}`);
+      }
+      return r.kind === "after" && !(r.ms > 0) ? ({ kind: "done" } as Result) : r;
+    });
+    const timeoutMs = this.cfg.timeoutMs;
+    if (!(timeoutMs > 0)) return checked;
+    return new Promise<Result>((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        const err = new ReconcileTimeoutError(timeoutMs);
+        ac.abort(err);
+        // Keep the key (one reconcile at a time) until the aborted run settles, within a grace.
+        const grace = setTimeout(() => {
+          log.error({ graceMs: this.cfg.abortGraceMs }, "reconcile ignored its abort signal; releasing the key");
+          reject(err);
+        }, this.cfg.abortGraceMs);
+        checked.then(
+          () => (clearTimeout(grace), reject(err)),
+          () => (clearTimeout(grace), reject(err)),
+        );
+      }, timeoutMs);
+      checked.then(
+        (r) => {
+          if (timedOut) return;
+          clearTimeout(timer);
+          resolve(r);
+        },
+        (e) => {
+          if (timedOut) return;
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  private finish(key: string, run: Run, outcome: Outcome, ms: number, log: Logger): void {
+    this.running.delete(key);
+    const st = this.keyState(key);
+    if (outcome.kind === "failed" && outcome.reason !== "terminal") {
+      st.failures++;
+      this.metrics.observe("error", ms, outcome.reason);
+      st.waiters = run.claimed.concat(st.waiters);
+      if (this.state === "running") {
+        const delay = backoffDelay(st.failures, this.cfg.backoff);
+        this.retryAfter(key, st, delay);
+        const fields = { err: outcome.err, failures: st.failures, retryInMs: delay, durationMs: Math.round(ms) };
+        if (st.failures >= this.cfg.warnAfterFailures) log.warn(fields, "reconcile failed; retrying");
+        else log.debug(fields, "reconcile failed; retrying");
+      }
+    } else {
+      st.failures = 0;
+      clearTimeout(st.retry);
+      st.retry = undefined;
+      for (const w of run.claimed) w.resolve();
+      if (outcome.kind === "failed") {
+        this.metrics.observe("error", ms, "terminal");
+        log.error({ err: outcome.err, durationMs: Math.round(ms) }, "reconcile failed terminally; not retrying");
+      } else {
+        this.metrics.observe(outcome.kind, ms);
+        log.debug({ result: outcome.kind, afterMs: outcome.kind === "after" ? outcome.ms : undefined, durationMs: Math.round(ms) }, "reconciled");
+      }
+    }
+    this.queue.done(key);
+    if (st.failures === 0 && st.waiters.length === 0 && !st.retry && !this.running.has(key)) this.keys.delete(key);
+    if (this.running.size === 0) this.idle?.();
+    this.pump();
+  }
+
+  /** Re-queues the key after `delay` unless an earlier retry is already set. */
+  private retryAfter(key: string, st: KeyState, delay: number): void {
+    const at = Date.now() + delay;
+    if (st.retry && st.retryAt! <= at) return;
+    clearTimeout(st.retry);
+    st.retryAt = at;
+    st.retry = setTimeout(() => {
+      st.retry = undefined;
+      this.add(key);
+    }, delay);
+  }
+
+  private async pollTimers(): Promise<void> {
+    let failures = 0;
+    const pollMs = this.cfg.timerPollMs;
+    while (this.state === "running") {
+      let wait = pollMs;
+      try {
+        // Bounded: after Postgres drops connections a postgres.js query can wait out its connect timeout.
+        const { keys, nextMs } = await withTimeout(this.timers.claimDue(1000), Math.max(5000, 20 * pollMs), "timer poll");
+        if (this.state !== "running") break; // claimed but not run: the lease brings them back
+        for (const k of keys) this.add(k);
+        this.metrics.timersFired += keys.length;
+        if (keys.length > 0) this.log.debug({ keys: keys.length }, "timers fired");
+        if (failures > 0) this.log.info({ failures }, "timer poller recovered");
+        failures = 0;
+        if (keys.length >= 1000) wait = 0;
+        else if (nextMs !== null) wait = Math.max(0, Math.min(pollMs, Math.ceil(nextMs)));
+      } catch (e) {
+        failures++;
+        wait = backoffDelay(failures, { baseMs: pollMs, maxMs: 10_000 });
+        this.log.warn({ err: e, failures, retryInMs: wait }, "timer poll failed");
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          this.pollerWake = undefined;
+          resolve();
+        }, wait);
+        this.pollerWake = () => {
+          clearTimeout(t);
+          this.pollerWake = undefined;
+          resolve();
+        };
+      });
+    }
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(t)),
+    new Promise<never>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]);
+}

@@ -1,0 +1,108 @@
+import { AlreadyExistsError, CORE, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
+import type { ListResult, ObjectStore, WatchEvent } from "@flotilla/store";
+import { ObjectApi, type AdmissionSettings, type Scope } from "../objects.js";
+import type { PatchType } from "../logic/patch.js";
+import { credentialSecret, extractInlineCredential, isSecret, prepareSecret, redact, type InlineCredential } from "./credentials.js";
+
+const SECRET_GK = groupKind(CORE.secret);
+const isSecretScope = (s: Scope) => s.type.group === "" && s.type.kind === "Secret";
+const isClusterScope = (s: Scope) => s.type.group === KARMADA.cluster.group && s.type.kind === "Cluster";
+
+async function* redactEvents(events: AsyncGenerator<WatchEvent>): AsyncGenerator<WatchEvent> {
+  for await (const e of events) yield isSecret(e.object) ? { ...e, object: redact(e.object) } : e;
+}
+
+/**
+ * The ObjectApi with member credentials guarded (see credentials.ts): Secret values never leave
+ * the gateway (REST, gRPC, watches), Secret writes fold `stringData` and keep blanked values,
+ * and a Cluster's inline bearer-token annotation is moved into its Secret before the Cluster is
+ * stored. Everything else is the ObjectApi's behaviour.
+ */
+export class GuardedObjectApi extends ObjectApi {
+  constructor(
+    private readonly objects: ObjectStore,
+    settings: AdmissionSettings,
+    now?: () => Date,
+  ) {
+    super(objects, settings, now);
+  }
+
+  override async get(s: Scope, name: string): Promise<KubeObject> {
+    return redact(await super.get(s, name));
+  }
+
+  override async list(s: Scope, labelSelector?: string): Promise<ListResult<KubeObject>> {
+    const r = await super.list(s, labelSelector);
+    return isSecretScope(s) ? { ...r, items: r.items.map(redact) } : r;
+  }
+
+  override async watch(s: Scope, opts: { labelSelector?: string; resourceVersion?: string; signal?: AbortSignal }): Promise<AsyncGenerator<WatchEvent>> {
+    const events = await super.watch(s, opts);
+    return isSecretScope(s) ? redactEvents(events) : events;
+  }
+
+  override async create(s: Scope, body: unknown): Promise<KubeObject> {
+    if (isSecretScope(s)) return redact(await super.create(s, prepareSecret(body, undefined)));
+    if (isClusterScope(s)) {
+      const name = nameOf(body);
+      const { body: clean, credential } = extractInlineCredential(body, name);
+      if (!credential) return super.create(s, body);
+      // the Cluster first (its uid owns the Secret); a name already taken must not touch that cluster's Secret
+      if (name && (await this.objects.get({ gk: groupKind(s.type), name }))) throw new AlreadyExistsError({ group: s.type.group, kind: s.type.kind, name });
+      const cluster = await super.create(s, clean);
+      try {
+        await this.writeCredential(credential, { name: cluster.metadata.name ?? name, uid: cluster.metadata.uid });
+      } catch (e) {
+        await this.objects.delete({ gk: groupKind(s.type), name: cluster.metadata.name ?? name }).catch(() => undefined);
+        throw e;
+      }
+      return cluster;
+    }
+    return super.create(s, body);
+  }
+
+  override async update(s: Scope, name: string, body: unknown, subresource?: "status"): Promise<KubeObject> {
+    if (isSecretScope(s) && !subresource) {
+      const stored = await this.objects.get({ gk: SECRET_GK, namespace: s.namespace, name });
+      return redact(await super.update(s, name, prepareSecret(body, stored), subresource));
+    }
+    if (isClusterScope(s) && !subresource) {
+      const { body: clean, credential } = extractInlineCredential(body, name);
+      if (credential) {
+        const current = await this.objects.get({ gk: groupKind(s.type), name });
+        await this.writeCredential(credential, { name, uid: current?.metadata.uid });
+        return super.update(s, name, clean, subresource);
+      }
+    }
+    return redact(await super.update(s, name, body, subresource));
+  }
+
+  override async patch(s: Scope, name: string, type: PatchType, patch: unknown, subresource?: "status"): Promise<KubeObject> {
+    return redact(await super.patch(s, name, type, patch, subresource));
+  }
+
+  override async delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
+    return redact(await super.delete(s, name, preconditions));
+  }
+
+  /** Creates or updates the Secret an inline credential goes to. */
+  private async writeCredential(c: InlineCredential, cluster: { name: string; uid?: string }): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const existing = await this.objects.get({ gk: SECRET_GK, namespace: c.secret.namespace, name: c.secret.name });
+      const secret = credentialSecret(c, cluster, existing);
+      try {
+        if (existing) await this.objects.update(secret);
+        else await this.objects.create(secret);
+        return;
+      } catch (e) {
+        const name = (e as Error).name;
+        if (attempt >= 3 || (name !== "ConflictError" && name !== "AlreadyExistsError")) throw e;
+      }
+    }
+  }
+}
+
+function nameOf(body: unknown): string {
+  const m = (body as { metadata?: { name?: unknown } } | undefined)?.metadata;
+  return typeof m?.name === "string" ? m.name : "";
+}

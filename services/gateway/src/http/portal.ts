@@ -1,0 +1,98 @@
+/**
+ * The portal: one page that lists clusters (readiness, taints), bindings (placement, eviction
+ * tasks, health) and events, kept live through the API's own watch streams. Plain HTML and
+ * browser JavaScript against the public REST API; nothing here has private access.
+ */
+export function portalPage(): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Flotilla</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+  :root { --ok:#137333; --bad:#b3261e; --warn:#9a6700; --mut:#5f6368; }
+  body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5rem; color:#202124; }
+  h1 { font-size: 1.3rem; margin: 0 0 .25rem } h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem }
+  table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid #e0e0e0; vertical-align: top }
+  th { font-weight: 600; color: var(--mut) } code { font-size: .9em }
+  .ok { color: var(--ok); font-weight: 600 } .bad { color: var(--bad); font-weight: 600 } .warn { color: var(--warn); font-weight: 600 }
+  .pill { display:inline-block; padding: 0 .45rem; margin: 0 .25rem .15rem 0; border-radius: .6rem; background:#eef; font-size:.85em }
+  .pill.taint { background:#fde7e7 } .pill.task { background:#fff4d6 } .muted { color: var(--mut) }
+  #status { color: var(--mut); font-size: .9em }
+</style></head>
+<body>
+<h1>Flotilla</h1><div id="status">connecting…</div>
+<h2>Clusters</h2>
+<table><thead><tr><th>name</th><th>ready</th><th>taints</th><th>region / zone / provider</th><th>endpoint</th></tr></thead><tbody id="clusters"></tbody></table>
+<h2>Bindings</h2>
+<table><thead><tr><th>binding</th><th>resource</th><th>replicas</th><th>placement</th><th>eviction tasks</th><th>scheduled</th><th>health</th></tr></thead><tbody id="bindings"></tbody></table>
+<h2>Events</h2>
+<table><thead><tr><th>time</th><th>type</th><th>reason</th><th>object</th><th>message</th></tr></thead><tbody id="events"></tbody></table>
+<script>
+const state = { clusters: new Map(), bindings: new Map(), clusterBindings: new Map(), events: new Map() };
+const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+const key = (o) => (o.metadata.namespace ? o.metadata.namespace + "/" : "") + o.metadata.name;
+const cond = (o, t) => (o.status?.conditions ?? []).find((c) => c.type === t);
+const age = (ts) => { if (!ts) return ""; const s = Math.max(0, Math.round((Date.now() - Date.parse(ts)) / 1000)); return s < 120 ? s + "s" : Math.round(s / 60) + "m"; };
+
+function render() {
+  document.getElementById("clusters").innerHTML = [...state.clusters.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((c) => {
+    const r = cond(c, "Ready");
+    const ready = !r ? '<span class="warn">unknown</span>' : r.status === "True" ? '<span class="ok">Ready</span>' : '<span class="bad">' + esc(r.status === "False" ? "NotReady" : "Unknown") + '</span> <span class="muted">' + esc(r.reason) + "</span>";
+    const taints = (c.spec?.taints ?? []).map((t) => '<span class="pill taint">' + esc(t.key) + (t.value ? "=" + esc(t.value) : "") + ":" + esc(t.effect) + (t.timeAdded ? " · " + age(t.timeAdded) : "") + "</span>").join("");
+    return "<tr><td>" + esc(c.metadata.name) + "</td><td>" + ready + "</td><td>" + taints + "</td><td>" + [c.spec?.region, (c.spec?.zones ?? []).join(","), c.spec?.provider].map(esc).join(" / ") + "</td><td><code>" + esc(c.spec?.apiEndpoint) + "</code></td></tr>";
+  }).join("");
+  document.getElementById("bindings").innerHTML = [...state.bindings.values(), ...state.clusterBindings.values()].sort((a, b) => key(a).localeCompare(key(b))).map((b) => {
+    const placement = (b.spec?.clusters ?? []).map((t) => '<span class="pill">' + esc(t.name) + ":" + esc(t.replicas ?? 0) + "</span>").join("");
+    const tasks = (b.spec?.gracefulEvictionTasks ?? []).map((t) => '<span class="pill task">' + esc(t.fromCluster) + " · " + esc(t.reason) + (t.creationTimestamp ? " · " + age(t.creationTimestamp) : "") + "</span>").join("");
+    const s = cond(b, "Scheduled");
+    const sched = !s ? "" : s.status === "True" ? '<span class="ok">yes</span>' : '<span class="bad">' + esc(s.reason) + '</span> <span class="muted">' + esc(s.message) + "</span>";
+    const health = (b.status?.aggregatedStatus ?? []).map((a) => '<span class="pill ' + (a.health === "Healthy" ? "" : "taint") + '">' + esc(a.clusterName) + ": " + esc(a.health ?? (a.applied ? "Applied" : "NotApplied")) + "</span>").join("");
+    const r = b.spec?.resource ?? {};
+    return "<tr><td>" + esc(key(b)) + "</td><td>" + esc(r.kind) + " " + esc(r.name) + "</td><td>" + esc(b.spec?.replicas ?? 0) + "</td><td>" + placement + "</td><td>" + tasks + "</td><td>" + sched + "</td><td>" + health + "</td></tr>";
+  }).join("");
+  document.getElementById("events").innerHTML = [...state.events.values()].sort((a, b) => String(b.lastTimestamp ?? b.metadata.creationTimestamp).localeCompare(String(a.lastTimestamp ?? a.metadata.creationTimestamp))).slice(0, 100).map((e) =>
+    "<tr><td>" + esc(age(e.lastTimestamp ?? e.metadata.creationTimestamp)) + "</td><td>" + esc(e.type) + "</td><td>" + esc(e.reason) + "</td><td>" + esc((e.involvedObject?.kind ?? "") + " " + (e.involvedObject?.namespace ? e.involvedObject.namespace + "/" : "") + (e.involvedObject?.name ?? "")) + "</td><td>" + esc(e.message) + "</td></tr>").join("");
+}
+
+let pending = false;
+const schedule = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; render(); }); } };
+
+async function follow(path, map) {
+  for (;;) {
+    try {
+      const list = await (await fetch(path)).json();
+      map.clear();
+      for (const o of list.items ?? []) map.set(key(o), o);
+      schedule();
+      const res = await fetch(path + (path.includes("?") ? "&" : "?") + "watch=true&resourceVersion=" + list.metadata.resourceVersion);
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      let buf = "";
+      document.getElementById("status").textContent = "live · " + new Date().toLocaleTimeString();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\\n")) >= 0) {
+          const line = buf.slice(0, i); buf = buf.slice(i + 1);
+          if (!line.trim()) continue;
+          const ev = JSON.parse(line);
+          if (ev.type === "ERROR") throw new Error(ev.object?.message ?? "watch error");
+          if (ev.type === "DELETED") map.delete(key(ev.object)); else map.set(key(ev.object), ev.object);
+          schedule();
+        }
+      }
+    } catch (e) {
+      document.getElementById("status").textContent = "reconnecting: " + e.message;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+follow("/apis/cluster.karmada.io/v1alpha1/clusters", state.clusters);
+follow("/apis/work.karmada.io/v1alpha2/resourcebindings", state.bindings);
+follow("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", state.clusterBindings);
+follow("/api/v1/events", state.events);
+setInterval(schedule, 5000);
+</script>
+</body></html>`;
+}
