@@ -5,3 +5,4 @@ export * from "./timers.js";
 export * from "./metrics.js";
 export * from "./controller.js";
 export * from "./wakeups.js";
+export * from "./service.js";

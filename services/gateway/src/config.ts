@@ -1,11 +1,9 @@
-import { common, duration, int, port, str } from "@flotilla/config";
+import { int, port, str } from "@flotilla/config";
 
 export const configSchema = {
-  ...common,
   HOST: str("127.0.0.1", "address the REST and gRPC servers listen on"),
   PORT: port(8080, "REST port"),
   GRPC_PORT: port(9090, "gRPC port (0 disables)"),
   DEFAULT_NOT_READY_TOLERATION_SECONDS: int(300, { min: 0 }, "tolerationSeconds of the not-ready NoExecute toleration added to every policy"),
   DEFAULT_UNREACHABLE_TOLERATION_SECONDS: int(300, { min: 0 }, "tolerationSeconds of the unreachable NoExecute toleration added to every policy"),
-  OUTBOX_RETENTION: duration("15m", "how long published events stay readable for watches resuming from a resourceVersion"),
 };
