@@ -11,15 +11,21 @@ export function bindingEvictingIndex(cluster: string): string {
   return `evicting:${cluster}`;
 }
 
+/** Index entry of every binding that has at least one graceful-eviction task. */
+export const BINDING_WITH_EVICTION_TASKS_INDEX = "evicting";
+
 /**
  * The secondary-index entries of a ResourceBinding or ClusterResourceBinding: `cluster:<name>`
- * for every cluster in `spec.clusters` and `evicting:<name>` for every graceful-eviction task's
- * `fromCluster`. Query with `store.list(gk, { index: bindingClusterIndex("member1") })`.
+ * for every cluster in `spec.clusters`, `evicting:<name>` for every graceful-eviction task's
+ * `fromCluster`, and `evicting` when it has any task. Query with
+ * `store.list(gk, { index: bindingClusterIndex("member1") })`.
  */
 export const bindingIndexer: Indexer = (obj: KubeObject) => {
   const keys: string[] = [];
   for (const c of (obj.spec?.clusters ?? []) as { name?: string }[]) if (c?.name) keys.push(bindingClusterIndex(c.name));
-  for (const t of (obj.spec?.gracefulEvictionTasks ?? []) as { fromCluster?: string }[]) if (t?.fromCluster) keys.push(bindingEvictingIndex(t.fromCluster));
+  const tasks = (obj.spec?.gracefulEvictionTasks ?? []) as { fromCluster?: string }[];
+  if (tasks.length) keys.push(BINDING_WITH_EVICTION_TASKS_INDEX);
+  for (const t of tasks) if (t?.fromCluster) keys.push(bindingEvictingIndex(t.fromCluster));
   return keys;
 };
 

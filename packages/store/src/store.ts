@@ -99,6 +99,23 @@ function withoutVolatile(o: KubeObject): unknown {
   return { ...o, metadata: meta };
 }
 
+const TOP_ORDER = ["apiVersion", "kind", "metadata", "spec", "status"];
+const META_ORDER = ["name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers"];
+
+function orderKeys<T extends Record<string, unknown>>(o: T, first: string[]): T {
+  const out: Record<string, unknown> = {};
+  for (const k of first) if (k in o) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
+  return out as T;
+}
+
+/** Postgres' jsonb reorders keys; objects are served in the order Kubernetes writes them. */
+export function canonical<T extends KubeObject>(o: T): T {
+  const out = orderKeys(o, TOP_ORDER);
+  if (o.metadata) out.metadata = orderKeys(o.metadata as Record<string, unknown>, META_ORDER);
+  return out;
+}
+
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 function generateSuffix(): string {
   const b = randomBytes(5);
@@ -136,7 +153,7 @@ export class ObjectStore {
   async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     const rows = await this.sql<{ body: T }[]>`
       SELECT body FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
-    return rows[0]?.body;
+    return rows[0] && canonical(rows[0].body);
   }
 
   async mustGet<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
@@ -159,7 +176,7 @@ export class ObjectStore {
           ${Object.keys(equal).length ? tx`AND labels @> ${tx.json(equal)}` : tx``}
           ${opts.index ? tx`AND index_keys @> ARRAY[${opts.index}]::text[]` : tx``}
         ORDER BY namespace, name`;
-      const items = rows.map((r) => r.body).filter((o) => matchesRequirements(o.metadata.labels, reqs));
+      const items = rows.map((r) => canonical(r.body)).filter((o) => matchesRequirements(o.metadata.labels, reqs));
       return { items, resourceVersion: rv };
     }) as Promise<ListResult<T>>;
   }
@@ -319,7 +336,7 @@ export class ObjectStore {
         for (const r of rows) {
           cursorRv = r.rv;
           cursorId = r.id;
-          if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: r.object };
+          if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: canonical(r.object) };
         }
         if (rows.length < 500) await waiter.wait(rows.length === 0 ? 250 : 20);
       }
@@ -372,7 +389,7 @@ export class ObjectStore {
           SELECT code, rv, body FROM flotilla_write(${op}, ${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${expectedRv}::bigint,
             ${this.sql.json(body as never)}, ${this.indexKeys(ref.gk, body)}::text[], ${k8sTime(this.now())})`;
         if (r!.code === "ok") this.poke();
-        return { code: r!.code, body: r!.body ?? undefined };
+        return { code: r!.code, body: r!.body ? canonical(r!.body) : undefined };
       } catch (e) {
         // a cascaded dependent was written by a newer transaction: run again with a newer one
         if ((e as { code?: string }).code === "FL001" && attempt < MAX_RV_RETRIES) continue;
