@@ -115,15 +115,39 @@ export async function recordEvent(store: ObjectStore, e: EventInput): Promise<Ku
   return updated ?? store.create(ev);
 }
 
+export interface EventRecorderOptions {
+  component: string;
+  host?: string;
+  now?: () => Date;
+  onError?: (err: unknown, e: EventInput) => void;
+  /**
+   * Drop a repeat of the same event (same object, type, reason, message) recorded by this
+   * recorder less than this many ms ago, instead of counting it up (default 0: count every
+   * repeat). A spam filter for events a controller may repeat on every reconcile.
+   */
+  dedupeMs?: number;
+}
+
 /** Best-effort events for one component: never throws; failures go to `onError`. */
 export class EventRecorder {
+  private readonly recent = new Map<string, number>();
+
   constructor(
     private readonly store: ObjectStore,
-    private readonly opts: { component: string; host?: string; now?: () => Date; onError?: (err: unknown, e: EventInput) => void },
+    private readonly opts: EventRecorderOptions,
   ) {}
 
   async event(involvedObject: InvolvedObject | KubeObject, type: EventType, reason: string, message: string): Promise<void> {
-    const input: EventInput = { involvedObject, type, reason, message, component: this.opts.component, host: this.opts.host, now: this.opts.now?.() };
+    const now = this.opts.now?.() ?? new Date();
+    const input: EventInput = { involvedObject, type, reason, message, component: this.opts.component, host: this.opts.host, now };
+    if (this.opts.dedupeMs) {
+      const io = involvedOf(involvedObject);
+      const key = `${io.namespace ?? ""}/${eventName({ ...io, resourceVersion: undefined }, type, reason, message, this.opts.component)}`;
+      const last = this.recent.get(key);
+      if (last !== undefined && now.getTime() - last < this.opts.dedupeMs) return;
+      if (this.recent.size >= 10_000) this.recent.clear();
+      this.recent.set(key, now.getTime());
+    }
     try {
       await recordEvent(this.store, input);
     } catch (err) {

@@ -1,1 +1,19 @@
-export {};
+import { runService } from "@flotilla/runtime";
+import { configSchema, settingsFrom } from "./config.js";
+import { buildApp } from "./app.js";
+
+await runService("binding", configSchema, async ({ cfg, log, db, store, js }) => {
+  const app = buildApp({
+    store,
+    sql: db.sql,
+    js,
+    stream: cfg.EVENTS_STREAM,
+    prefix: cfg.EVENTS_PREFIX,
+    log,
+    settings: settingsFrom(cfg),
+    ready: async () => (await db.sql`SELECT 1`, true),
+  });
+  const { url } = await app.start({ host: cfg.HOST, port: cfg.PORT });
+  log.info({ url }, "binding service listening");
+  return app;
+});

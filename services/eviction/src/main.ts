@@ -1,1 +1,11 @@
-export {};
+import { runService } from "@flotilla/runtime";
+import { buildApp } from "./app.js";
+import { configSchema } from "./config.js";
+
+await runService("eviction", configSchema, async ({ cfg, log, store, js }) => {
+  const app = buildApp({ store, log, cfg, js });
+  await app.start();
+  const url = await app.listen({ host: cfg.HOST, port: cfg.PORT });
+  log.info({ url }, "eviction listening");
+  return app;
+});

@@ -11,6 +11,7 @@ import { openApiDocument } from "./logic/openapi.js";
 import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
+import { registerSimulationRoutes, schedulerClient, type SimulationClient } from "./http/simulations.js";
 
 export interface GatewayDeps {
   store: ObjectStore;
@@ -19,6 +20,8 @@ export interface GatewayDeps {
   /** Readiness probe of the dependencies (database reachable). */
   ready: () => Promise<boolean>;
   version?: string;
+  /** The scheduler's Simulate API behind POST .../simulations: a client, or its gRPC address (host:port). */
+  scheduler?: SimulationClient | string;
 }
 
 export interface Gateway {
@@ -86,6 +89,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   });
 
   registerKubeRoutes(http, api);
+  const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
+  registerSimulationRoutes(http, scheduler);
   const openapi = openApiDocument(deps.version ?? "0.1.0");
   http.get("/openapi.json", async () => openapi);
   http.get("/docs", async (_req, reply) => reply.type("text/html").send(docsPage()));
@@ -119,6 +124,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     async stop() {
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();
+      if (typeof deps.scheduler === "string") scheduler?.close?.();
     },
   };
 }

@@ -8,6 +8,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store }) => {
     log,
     settings: { notReadyTolerationSeconds: cfg.DEFAULT_NOT_READY_TOLERATION_SECONDS, unreachableTolerationSeconds: cfg.DEFAULT_UNREACHABLE_TOLERATION_SECONDS },
     ready: async () => (await db.sql`SELECT 1`, true),
+    scheduler: cfg.SCHEDULER_GRPC_URL,
   });
   const { url, grpcAddress } = await gateway.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.GRPC_PORT || undefined });
   log.info({ url, grpcAddress }, "gateway listening");

@@ -1,1 +1,27 @@
-export {};
+import { runService } from "@flotilla/runtime";
+import { EstimatorClient } from "@flotilla/proto";
+import { configSchema, settingsFrom } from "./config.js";
+import { buildApp } from "./app.js";
+
+await runService("scheduler", configSchema, async ({ cfg, log, db, store, js }) => {
+  const estimator = cfg.ESTIMATOR_ENABLED ? new EstimatorClient(cfg.ESTIMATOR_GRPC_URL, { deadlineMs: cfg.ESTIMATOR_TIMEOUT }) : undefined;
+  const app = buildApp({
+    store,
+    sql: db.sql,
+    js,
+    stream: cfg.EVENTS_STREAM,
+    prefix: cfg.EVENTS_PREFIX,
+    log,
+    settings: settingsFrom(cfg),
+    estimator,
+    ready: async () => (await db.sql`SELECT 1`, true),
+  });
+  const { url, grpcAddress } = await app.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.SCHEDULER_GRPC_PORT || undefined });
+  log.info({ url, grpcAddress, estimator: estimator ? cfg.ESTIMATOR_GRPC_URL : "off" }, "scheduler listening");
+  return {
+    async stop() {
+      await app.stop();
+      estimator?.close();
+    },
+  };
+});

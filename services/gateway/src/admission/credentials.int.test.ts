@@ -2,12 +2,15 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import * as grpc from "@grpc/grpc-js";
-import { ObjectService, grpcServiceDefinition } from "@flotilla/proto";
+import { create } from "@bufbuild/protobuf";
+import { GetRequestSchema, ListRequestSchema, ObjectService, grpcServiceDefinition } from "@flotilla/proto";
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { buildGateway, type Gateway } from "../app.js";
 import { InlineTokenAnnotation, InlineCABundleAnnotation } from "./credentials.js";
+
+const dataOf = (o: unknown): Record<string, string> | undefined => (o as { data?: Record<string, string> } | undefined)?.data;
 
 const TOKEN = "s3cr3t-member-token-value";
 const TOKEN_B64 = Buffer.from(TOKEN).toString("base64");
@@ -73,7 +76,7 @@ describe("member credentials through the gateway", () => {
     // rotating a value works; the new value is not echoed either
     const r = await inject("PATCH", `${SECRETS}/m1`, { stringData: { token: "rotated-token" } }, "application/merge-patch+json");
     assert.equal(r.statusCode, 200, r.body);
-    assert.equal((await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "m1" }))!.data?.token, Buffer.from("rotated-token").toString("base64"));
+    assert.equal(dataOf(await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "m1" }))?.token, Buffer.from("rotated-token").toString("base64"));
 
     const d = await inject("DELETE", `${SECRETS}/m1`);
     assert.equal(d.statusCode, 200);
@@ -91,8 +94,8 @@ describe("member credentials through the gateway", () => {
     assert.deepEqual(cluster.metadata.annotations, { keep: "me" });
     assert.deepEqual(cluster.spec.secretRef, { namespace: "karmada-cluster", name: "member9" });
     const secret = (await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!;
-    assert.equal(Buffer.from(secret.data!.token as string, "base64").toString(), TOKEN);
-    assert.equal(Buffer.from(secret.data!.caBundle as string, "base64").toString(), CA);
+    assert.equal(Buffer.from(dataOf(secret)!.token!, "base64").toString(), TOKEN);
+    assert.equal(Buffer.from(dataOf(secret)!.caBundle!, "base64").toString(), CA);
     assert.deepEqual(secret.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [["Cluster", "member9", cluster.metadata.uid]]);
     assert.deepEqual((await inject("GET", `${CLUSTERS}/member9`)).json().metadata.annotations, { keep: "me" });
     assert.deepEqual((await inject("GET", `${SECRETS}/member9`)).json().data, { token: "", caBundle: "" });
@@ -102,13 +105,13 @@ describe("member credentials through the gateway", () => {
     cur.metadata.annotations = { ...cur.metadata.annotations, [InlineTokenAnnotation]: "rotated-token" };
     const u = await inject("PUT", `${CLUSTERS}/member9`, cur);
     assert.equal(u.statusCode, 200, u.body);
-    assert.equal(Buffer.from((await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!.data!.token as string, "base64").toString(), "rotated-token");
+    assert.equal(Buffer.from(dataOf(await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!.token!, "base64").toString(), "rotated-token");
     assert.equal((await store.get({ gk: "cluster.karmada.io/Cluster", name: "member9" }))!.metadata.annotations?.[InlineTokenAnnotation], undefined, "never stored");
 
     // a second create of the same name is refused without touching the first one's Secret
     const dup = await inject("POST", CLUSTERS, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "member9", annotations: { [InlineTokenAnnotation]: "other" } }, spec: { apiEndpoint: "https://x" } });
     assert.equal(dup.statusCode, 409);
-    assert.equal(Buffer.from((await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!.data!.token as string, "base64").toString(), "rotated-token");
+    assert.equal(Buffer.from(dataOf(await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!.token!, "base64").toString(), "rotated-token");
 
     // an empty inline token is refused, without echoing anything
     const bad = await inject("POST", CLUSTERS, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "member10", annotations: { [InlineTokenAnnotation]: "" } }, spec: { apiEndpoint: "https://x" } });
@@ -129,7 +132,7 @@ describe("member credentials through the gateway", () => {
     });
     await new Promise((r) => setTimeout(r, 300));
     await inject("POST", SECRETS, { apiVersion: "v1", kind: "Secret", metadata: { name: "watched" }, data: { token: TOKEN_B64 } });
-    await inject("PATCH", `${SECRETS}/watched`, { stringData: { token: TOKEN } }, "application/merge-patch+json");
+    await inject("PATCH", `${SECRETS}/watched`, { stringData: { token: "rotated-token" } }, "application/merge-patch+json");
     await got;
     req.destroy();
     for (const l of lines) assertClean(l, "watch event");
@@ -143,11 +146,11 @@ describe("member credentials through the gateway", () => {
     const call = <T>(method: string, req: unknown) =>
       new Promise<T>((resolve, reject) => (client[method] as (r: unknown, cb: (e: Error | null, v: T) => void) => void).call(client, req, (e, v) => (e ? reject(e) : resolve(v))));
     const key = { apiVersion: "v1", kind: "Secret", namespace: "karmada-cluster", name: "grpc-m" };
-    const got = await call<{ object: { case: string; value: Record<string, unknown> } }>("get", { key });
+    const got = await call<{ object: { case: string; value: Record<string, unknown> } }>("get", create(GetRequestSchema, { key }));
     const text = JSON.stringify(got.object.value);
     assertClean(text, "gRPC get");
     assert.deepEqual((got.object.value as { data: unknown }).data, { token: "" });
-    const list = await call<{ items: { object: { value: unknown } }[] }>("list", { key: { ...key, name: "" }, labelSelector: "" });
+    const list = await call<{ items: { object: { value: unknown } }[] }>("list", create(ListRequestSchema, { key: { ...key, name: "" }, labelSelector: "" }));
     assertClean(JSON.stringify(list.items.map((i) => i.object.value)), "gRPC list");
     client.close();
   });

@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
+import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
+import type { Logger } from "@flotilla/log";
+import { createController, renderMetrics, type Controller } from "@flotilla/runtime";
+import type { ObjectStore, Sql } from "@flotilla/store";
+import { DEFAULT_SETTINGS, type Settings } from "./config.js";
+import { bindingController } from "./controllers/binding.js";
+import { PolicyCache, SelfWrites } from "./controllers/caches.js";
+import type { ControllerDeps } from "./controllers/common.js";
+import { resourceDetector } from "./controllers/detector.js";
+import { policyController } from "./controllers/policy.js";
+import { routeWakeUp } from "./controllers/wakeups.js";
+import { GK, refKey } from "./logic/keys.js";
+import { compileSkippedNamespaces, isIgnoredTemplate } from "./logic/namespaces.js";
+
+export interface AppDeps {
+  store: ObjectStore;
+  /** Holds the controllers' durable timers (the store's pool). */
+  sql: Sql;
+  js: JetStreamClient;
+  stream: string;
+  prefix: string;
+  log: Logger;
+  settings?: Partial<Settings>;
+  now?: () => Date;
+  uuid?: () => string;
+  /** Readiness of the dependencies (database reachable); the consumer's readiness is added. */
+  ready?: () => Promise<boolean>;
+  /** Which controllers run (default: all; when given, only those set). A disabled controller's wake-ups are acked unseen. */
+  run?: { detector?: boolean; policy?: boolean; binding?: boolean };
+  /** Options passed to every controller (tests shrink timings). */
+  controllerOptions?: { timerPollMs?: number; backoff?: { baseMs?: number; maxMs?: number }; stopTimeoutMs?: number; timeoutMs?: number };
+}
+
+export interface App {
+  http: FastifyInstance;
+  detector: Controller;
+  policy: Controller;
+  binding: Controller;
+  readonly consumer: WakeUpConsumer | undefined;
+  /** Starts the controllers and the wake-up consumer; with `listen`, the HTTP listener too. */
+  start(listen?: { host: string; port: number }): Promise<{ url?: string }>;
+  stop(): Promise<void>;
+}
+
+async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: KubeObject) => boolean = () => true): Promise<string[]> {
+  const out: string[] = [];
+  for (const gk of gks) {
+    for (const o of (await store.list(gk)).items) {
+      if (keep(o)) out.push(refKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }));
+    }
+  }
+  return out;
+}
+
+/** Everything of the binding service, built from its dependencies (main.ts and the tests build it the same way). */
+export function buildApp(deps: AppDeps): App {
+  const settings: Settings = { ...DEFAULT_SETTINGS, ...deps.settings };
+  const skipped = compileSkippedNamespaces(settings.skippedNamespaces);
+  const d: ControllerDeps = {
+    store: deps.store,
+    settings,
+    skipped,
+    now: deps.now ?? (() => new Date()),
+    uuid: deps.uuid ?? randomUUID,
+    selfWrites: new SelfWrites(),
+    policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
+  };
+  const run = deps.run ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding } : { detector: true, policy: true, binding: true };
+  const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };
+  const backoff = deps.controllerOptions?.backoff;
+  const templateGks = RESOURCE_TYPES.filter(isTemplateType).map(groupKind);
+
+  const detector = createController({
+    ...common,
+    backoff,
+    reconciler: resourceDetector(d),
+    concurrency: settings.detectorConcurrency,
+    listKeys: () => keysOf(deps.store, templateGks, (o) => !isIgnoredTemplate(o, skipped)),
+  });
+  const policy = createController({
+    ...common,
+    backoff,
+    reconciler: policyController({ ...d, enqueueTemplate: (k) => detector.enqueue(k) }),
+    concurrency: settings.policyConcurrency,
+    listKeys: () => keysOf(deps.store, [GK.propagationPolicy, GK.clusterPropagationPolicy]),
+  });
+  const binding = createController({
+    ...common,
+    backoff,
+    reconciler: bindingController(d),
+    concurrency: settings.bindingConcurrency,
+    listKeys: () => keysOf(deps.store, [GK.resourceBinding, GK.clusterResourceBinding]),
+  });
+  const controllers = [detector, policy, binding];
+
+  const http: FastifyInstance = Fastify({
+    loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  let consumer: WakeUpConsumer | undefined;
+  let consumerReady = false;
+  http.get("/healthz", async () => "ok");
+  http.get("/livez", async () => "ok");
+  http.get("/readyz", async (_req, reply) => {
+    const db = await (deps.ready ?? (async () => true))().catch(() => false);
+    if (!db) return reply.code(503).send("not ready: database unreachable");
+    if (!consumerReady) return reply.code(503).send("not ready: wake-up consumer not started");
+    return "ok";
+  });
+  http.get("/metrics", async (_req, reply) => reply.type("text/plain; version=0.0.4").send(renderMetrics(controllers)));
+
+  let started = false;
+  return {
+    http,
+    detector,
+    policy,
+    binding,
+    get consumer() {
+      return consumer;
+    },
+    async start(listen) {
+      if (!started) {
+        started = true;
+        if (run.detector) detector.start();
+        if (run.policy) policy.start();
+        if (run.binding) binding.start();
+        consumer = consume({
+          js: deps.js,
+          stream: deps.stream,
+          durable: settings.durable,
+          subject: streamSubject(deps.prefix),
+          concurrency: 1000,
+          maxAckPending: 1000,
+          log: deps.log.child({ component: "wakeups" }),
+          handler: async (w) => {
+            const keys = await routeWakeUp(w, d);
+            const waits: Promise<void>[] = [];
+            if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k));
+            if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k));
+            if (run.binding) for (const k of keys.binding) waits.push(binding.enqueue(k));
+            await Promise.all(waits);
+          },
+        });
+        void consumer.ready.then(() => (consumerReady = true));
+      }
+      if (!listen) return {};
+      const url = await http.listen({ host: listen.host, port: listen.port });
+      return { url };
+    },
+    async stop() {
+      await consumer?.stop();
+      await Promise.all(controllers.map((c) => c.stop()));
+      await http.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { duration, int, port, str, type ConfigOf } from "@flotilla/config";
+
+/** The binding service's own settings; the common ones (DATABASE_URL, NATS_URL, LOG_LEVEL, EVENTS_*, OUTBOX_RETENTION) come with runService. */
+export const configSchema = {
+  HOST: str("127.0.0.1", "address the HTTP listener (/healthz, /readyz, /metrics) binds"),
+  PORT: port(8081, "HTTP port"),
+  CONSUMER_DURABLE: str("binding", "durable JetStream consumer name shared by the replicas of this service"),
+  SKIPPED_PROPAGATING_NAMESPACES: str("kube-.*", "comma-separated regular expressions (anchored) of namespaces whose templates are never propagated (--skipped-propagating-namespaces)"),
+  DETECTOR_CONCURRENCY: int(32, { min: 1 }, "templates reconciled at once by the resource detector (--concurrent-resource-template-syncs)"),
+  POLICY_CONCURRENCY: int(4, { min: 1 }, "(Cluster)PropagationPolicies reconciled at once (--concurrent-propagation-policy-syncs)"),
+  BINDING_CONCURRENCY: int(32, { min: 1 }, "(Cluster)ResourceBindings reconciled at once by the binding controller (--concurrent-resourcebinding-syncs)"),
+  RESYNC_PERIOD: duration("30m", "every controller re-lists everything it owns this often (0 = off): the backstop for anything missed"),
+  DIRECTLY_PURGE_REQUEUE: duration("5s", "how soon a binding is looked at again while a Directly-purged cluster still has its Work"),
+  WORK_DELETING_REQUEUE: duration("5s", "how soon a binding is looked at again while a Work it needs is still being deleted"),
+  POLICY_FANOUT_WAIT: duration("30s", "how long a policy change waits for the templates it touches to be reconciled before it retries"),
+  POLICY_CACHE_TTL: duration("1s", "how long a list of policies read to choose the policy of an unclaimed template is reused (0 = read every time)"),
+};
+
+export type Config = ConfigOf<typeof configSchema>;
+
+/** The settings `buildApp` needs, in the units the controllers use. */
+export interface Settings {
+  skippedNamespaces: string[];
+  detectorConcurrency: number;
+  policyConcurrency: number;
+  bindingConcurrency: number;
+  resyncMs: number;
+  directlyPurgeRequeueMs: number;
+  workDeletingRequeueMs: number;
+  policyFanoutWaitMs: number;
+  policyCacheTtlMs: number;
+  durable: string;
+}
+
+export const DEFAULT_SETTINGS: Settings = settingsFrom({
+  SKIPPED_PROPAGATING_NAMESPACES: "kube-.*",
+  DETECTOR_CONCURRENCY: 32,
+  POLICY_CONCURRENCY: 4,
+  BINDING_CONCURRENCY: 32,
+  RESYNC_PERIOD: 30 * 60_000,
+  DIRECTLY_PURGE_REQUEUE: 5000,
+  WORK_DELETING_REQUEUE: 5000,
+  POLICY_FANOUT_WAIT: 30_000,
+  POLICY_CACHE_TTL: 1000,
+  CONSUMER_DURABLE: "binding",
+});
+
+export function settingsFrom(
+  c: Pick<
+    Config,
+    | "SKIPPED_PROPAGATING_NAMESPACES"
+    | "DETECTOR_CONCURRENCY"
+    | "POLICY_CONCURRENCY"
+    | "BINDING_CONCURRENCY"
+    | "RESYNC_PERIOD"
+    | "DIRECTLY_PURGE_REQUEUE"
+    | "WORK_DELETING_REQUEUE"
+    | "POLICY_FANOUT_WAIT"
+    | "POLICY_CACHE_TTL"
+    | "CONSUMER_DURABLE"
+  >,
+): Settings {
+  return {
+    skippedNamespaces: c.SKIPPED_PROPAGATING_NAMESPACES.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    detectorConcurrency: c.DETECTOR_CONCURRENCY,
+    policyConcurrency: c.POLICY_CONCURRENCY,
+    bindingConcurrency: c.BINDING_CONCURRENCY,
+    resyncMs: c.RESYNC_PERIOD,
+    directlyPurgeRequeueMs: c.DIRECTLY_PURGE_REQUEUE,
+    workDeletingRequeueMs: c.WORK_DELETING_REQUEUE,
+    policyFanoutWaitMs: c.POLICY_FANOUT_WAIT,
+    policyCacheTtlMs: c.POLICY_CACHE_TTL,
+    durable: c.CONSUMER_DURABLE,
+  };
+}

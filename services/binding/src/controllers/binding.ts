@@ -1,0 +1,160 @@
+import { AlreadyExistsError, WorkPermanentIDLabel, isConflict, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work } from "@flotilla/api";
+import { after, done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
+import { bindingFinalizer, bindingId, bindingIdLabel, jsonClean, jsonEqual } from "../logic/binding.js";
+import { GK, parseRefKey, refKey, type Ref } from "../logic/keys.js";
+import { Scope } from "./caches.js";
+import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
+import { bindingStatusUpdate, templateStatusUpdate } from "../logic/status.js";
+import { buildWork, jobCompletions, mergeWork, targetClusters, workRefFor } from "../logic/work.js";
+import { deleteIfPresent, labelEquals, templateRef, toRef, type ControllerDeps } from "./common.js";
+
+export const bindingControllerName = "binding-controller";
+
+const MAX_WORK_ATTEMPTS = 10;
+
+/**
+ * The binding controller, for ResourceBindings and ClusterResourceBindings alike:
+ * - deleted: delete the binding's Works, then release its finalizer;
+ * - otherwise: delete orphan Works (clusters neither scheduled, required by a dependant, nor
+ *   held by a non-Directly eviction task), wait while a Directly-purged cluster still has its
+ *   Work, then write one Work per target cluster carrying the template with that cluster's
+ *   replicas; finally aggregate the Works' status into the binding and the template.
+ */
+export function bindingController(d: ControllerDeps): Reconciler<string> {
+  return {
+    name: bindingControllerName,
+    async reconcile(key, ctx) {
+      const ref = parseRefKey(key);
+      const b = await d.store.get<AnyResourceBinding>(ref);
+      if (!b) return done();
+      const id = bindingId(b);
+      const listWorks = async () => (id ? (await d.store.list<Work>(GK.work, { labelSelector: labelEquals(bindingIdLabel(b), id) })).items : []);
+
+      if (b.metadata.deletionTimestamp) {
+        const works = await listWorks();
+        await Promise.all(
+          works.filter((w) => !w.metadata.deletionTimestamp).map(async (w) => d.selfWrites.note([Scope.work], refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)),
+        );
+        const fin = bindingFinalizer(b);
+        await d.store.mutate<AnyResourceBinding>(ref, (cur) =>
+          (cur.metadata.finalizers ?? []).includes(fin) ? { ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers ?? []).filter((f) => f !== fin) } } : undefined,
+        );
+        ctx.log.info({ works: works.length }, "binding deleted; works deleted and finalizer released");
+        return done();
+      }
+      if (!id) {
+        ctx.log.warn({}, "binding has no permanent id; its Works cannot be tracked");
+        return done();
+      }
+      // a binding as the detector created it, never scheduled: no Work can exist yet
+      if (b.metadata.generation === 1 && targetClusters(b.spec).length === 0 && !b.spec?.gracefulEvictionTasks?.length && !b.status?.lastScheduledTime) return done();
+      const works = await listWorks();
+
+      const orphans = orphanWorks(works, b.spec);
+      await Promise.all(orphans.map(async (w) => d.selfWrites.note([Scope.work], refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)));
+      if (orphans.length) ctx.log.info({ clusters: orphans.map((w) => w.metadata.namespace) }, "deleted orphan works");
+      const orphaned = new Set(orphans.map((w) => w.metadata.namespace));
+      if (worksBlockingDirectPurge(works, b.spec).length > 0) {
+        ctx.log.debug({}, "works on Directly-purged clusters not deleted yet; sync deferred");
+        return after(d.settings.directlyPurgeRequeueMs);
+      }
+
+      const t = await d.store.get(templateRef(b.spec?.resource ?? {}));
+      if (!t) return done(); // the template is gone; its deletion deletes the binding
+
+      const targets = targetClusters(b.spec);
+      const completions = jobCompletions(t, b.spec, targets);
+      const byNamespace = new Map(works.map((w) => [w.metadata.namespace ?? "", w]));
+      let waitForDeletion = false;
+      const written = await Promise.all(
+        targets.map(async (target) => {
+          const w = workRefFor(t, target.name ?? "");
+          const existing = byNamespace.get(w.namespace);
+          if (existing?.metadata.deletionTimestamp) {
+            waitForDeletion = true;
+            return existing;
+          }
+          return ensureWork(d, t, b, target, completions?.get(target.name ?? ""), existing?.metadata.name === w.name ? existing : undefined, ctx);
+        }),
+      );
+      if (waitForDeletion) ctx.log.debug({}, "a target cluster's work is still being deleted; will recreate it");
+
+      // every Work of the binding as it is now, for the status
+      const current = new Map<string, Work>();
+      for (const w of works) current.set(w.metadata.namespace ?? "", orphaned.has(w.metadata.namespace) ? { ...w, metadata: { ...w.metadata, deletionTimestamp: w.metadata.deletionTimestamp ?? "deleting" } } : w);
+      for (const w of written) if (w) current.set(w.metadata.namespace ?? "", w);
+      await syncStatus(d, ref, b, t, [...current.values()]);
+      return waitForDeletion ? after(d.settings.workDeletingRequeueMs) : done();
+    },
+  };
+}
+
+/** CreateOrUpdateWork with the resourceVersion read, re-reading on conflict. */
+async function ensureWork(d: ControllerDeps, t: KubeObject, b: AnyResourceBinding, target: TargetCluster, completions: number | undefined, known: Work | undefined, ctx: ReconcileContext): Promise<Work | undefined> {
+  const ref = { gk: GK.work, ...workRefFor(t, target.name ?? "") };
+  let existing = known;
+  let last: unknown;
+  for (let attempt = 0; attempt < MAX_WORK_ATTEMPTS; attempt++) {
+    if (existing?.metadata.deletionTimestamp) return existing;
+    const desired = buildWork({ template: t, binding: b, target, completions, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
+    const next = jsonClean(mergeWork(existing, desired));
+    try {
+      if (!existing) {
+        const created = await d.store.create(next);
+        d.selfWrites.note([Scope.work], refKey(ref), created.metadata.resourceVersion);
+        ctx.log.debug({ work: ref }, "created work");
+        return created;
+      }
+      if (jsonEqual(next, existing)) return existing;
+      const updated = await d.store.update(next);
+      d.selfWrites.note([Scope.work], refKey(ref), updated.metadata.resourceVersion);
+      return updated;
+    } catch (e) {
+      if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
+      last = e;
+      existing = await d.store.get<Work>(ref);
+    }
+  }
+  throw last;
+}
+
+/**
+ * The binding's aggregatedStatus + FullyApplied, then the template's status; each written only
+ * when it changes, first with the resourceVersion read, then re-read and recomputed on conflict.
+ */
+async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, works: Work[]): Promise<void> {
+  const now = d.now();
+  if (!b.status?.lastScheduledTime) return;
+  let status: ResourceBindingStatus | undefined = b.status;
+  const next = bindingStatusUpdate(b, works, now);
+  if (next) {
+    const written = await writeStatus(d, ref, { ...b, status: next }, (cur) => {
+      const s = bindingStatusUpdate(cur, works, now);
+      return s ? { ...cur, status: s } : undefined;
+    });
+    d.selfWrites.note([Scope.binding], refKey(ref), written?.metadata.resourceVersion);
+    status = written?.status;
+  }
+  const items = status?.aggregatedStatus ?? [];
+  const tnext = templateStatusUpdate(t, items, now);
+  if (tnext) {
+    const tref = toRef(t);
+    const written = await writeStatus(d, tref, { ...t, status: tnext }, (cur) => {
+      if (cur.metadata.uid !== t.metadata.uid) return undefined;
+      const s = templateStatusUpdate(cur, items, now);
+      return s ? { ...cur, status: s } : undefined;
+    });
+    // the template's status is news to neither the detector nor this controller
+    d.selfWrites.note([Scope.detector, Scope.binding], refKey(tref), written?.metadata.resourceVersion);
+  }
+}
+
+/** updateStatus with the resourceVersion read; on conflict, read-modify-write with `recompute`. */
+async function writeStatus<T extends KubeObject>(d: ControllerDeps, ref: Ref, desired: T, recompute: (cur: T) => T | undefined): Promise<T | undefined> {
+  try {
+    return await d.store.updateStatus(desired);
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+  return d.store.mutate<T>(ref, recompute, { status: true });
+}

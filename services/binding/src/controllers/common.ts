@@ -1,0 +1,106 @@
+import {
+  ClusterPropagationPolicyControllerFinalizer,
+  PropagationPolicyControllerFinalizer,
+  isConflict,
+  isNotFound,
+  parseApiVersion,
+  type AnyPropagationPolicy,
+  type KubeObject,
+  type Requirement,
+} from "@flotilla/api";
+import { refOf, type ObjectStore } from "@flotilla/store";
+import type { Settings } from "../config.js";
+import type { PolicyCache, SelfWrites } from "./caches.js";
+import { bindingRefFor } from "../logic/binding.js";
+import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
+import { GK, type Ref } from "../logic/keys.js";
+
+/** What every controller of this service is built from. */
+export interface ControllerDeps {
+  store: ObjectStore;
+  settings: Settings;
+  /** Compiled `skippedNamespaces`. */
+  skipped: RegExp[];
+  now: () => Date;
+  /** Permanent ids for new bindings and Works (a UUID in production). */
+  uuid: () => string;
+  /** Writes whose wake-ups the writer itself can skip. */
+  selfWrites: SelfWrites;
+  /** Policy lists for choosing the policy of unclaimed templates. */
+  policies: PolicyCache;
+}
+
+export function policyGk(kind: PolicyKind): string {
+  return kind === "PropagationPolicy" ? GK.propagationPolicy : GK.clusterPropagationPolicy;
+}
+
+export function policyFinalizer(kind: PolicyKind): string {
+  return kind === "PropagationPolicy" ? PropagationPolicyControllerFinalizer : ClusterPropagationPolicyControllerFinalizer;
+}
+
+/** The store reference of a binding's `spec.resource`. */
+export function templateRef(r: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): Ref {
+  return { gk: `${parseApiVersion(r.apiVersion ?? "").group}/${r.kind ?? ""}`, namespace: r.namespace ?? "", name: r.name ?? "" };
+}
+
+/** The store reference of an object. */
+export function toRef(o: KubeObject): Ref {
+  const r = refOf(o);
+  return { gk: r.gk, namespace: r.namespace ?? "", name: r.name };
+}
+
+export function labelEquals(key: string, value: string): Requirement[] {
+  return [{ key, operator: "In", values: [value] }];
+}
+
+/** Delete, treating an object that is already gone as deleted; returns the object as of after the call. */
+export async function deleteIfPresent(store: ObjectStore, ref: Ref): Promise<KubeObject | undefined> {
+  try {
+    return await store.delete(ref);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    return undefined;
+  }
+}
+
+/**
+ * The policy with the detector's finalizer (and its permanent id, as the admission webhook
+ * would have set it), so that deleting it always passes through the policy controller, which
+ * strips its claims before letting it go. Throws while the policy is being deleted.
+ */
+export async function ensurePolicyFinalizer<P extends AnyPropagationPolicy>(d: Pick<ControllerDeps, "store" | "uuid">, policy: P): Promise<P> {
+  const kind = policy.kind as PolicyKind;
+  const fin = policyFinalizer(kind);
+  const idLabel = idLabelOf(kind);
+  if (policy.metadata.deletionTimestamp) throw new Error(`${kind} ${policy.metadata.namespace ? policy.metadata.namespace + "/" : ""}${policy.metadata.name} is being deleted`);
+  if ((policy.metadata.finalizers ?? []).includes(fin) && policy.metadata.labels?.[idLabel]) return policy;
+  const ref = { gk: policyGk(kind), namespace: policy.metadata.namespace ?? "", name: policy.metadata.name ?? "" };
+  const updated = await d.store.mutate<P>(ref, (cur) => {
+    if (cur.metadata.deletionTimestamp) return undefined;
+    const hasFin = (cur.metadata.finalizers ?? []).includes(fin);
+    const hasId = !!cur.metadata.labels?.[idLabel];
+    if (hasFin && hasId) return undefined;
+    cur.metadata.finalizers = hasFin ? cur.metadata.finalizers : [...(cur.metadata.finalizers ?? []), fin];
+    if (!hasId) cur.metadata.labels = { ...cur.metadata.labels, [idLabel]: d.uuid() };
+    return cur;
+  });
+  if (!updated) throw new Error(`${kind} ${ref.namespace ? ref.namespace + "/" : ""}${ref.name} is gone`);
+  if (updated.metadata.deletionTimestamp) throw new Error(`${kind} ${ref.namespace ? ref.namespace + "/" : ""}${ref.name} is being deleted`);
+  return updated;
+}
+
+/** Removes the claim of the policy with this id from one object, if it still carries it (retrying on conflict). */
+export async function stripClaim(store: ObjectStore, ref: Ref, kind: PolicyKind, id: string): Promise<void> {
+  await store.mutate<KubeObject>(ref, (cur) => (claimedById(cur.metadata, kind, id) ? { ...cur, metadata: withoutClaimMeta(cur.metadata, kind) } : undefined));
+}
+
+/**
+ * Drops a policy's claim from a template and its binding: the binding first, so that a failure
+ * half-way leaves the template still claimed and the work is found again on retry.
+ * The binding, its Works and the member objects stay.
+ */
+export async function releaseTemplate(store: ObjectStore, t: KubeObject, kind: PolicyKind, id: string): Promise<void> {
+  await stripClaim(store, bindingRefFor(t), kind, id);
+  await stripClaim(store, toRef(t), kind, id);
+}
+

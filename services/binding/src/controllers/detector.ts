@@ -1,0 +1,144 @@
+import { AlreadyExistsError, isConflict, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
+import { done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
+import { bindingChanged, bindingIdLabel, bindingRefFor, buildBinding, foreignOwner, jsonClean, mergeBinding } from "../logic/binding.js";
+import { claimFor, claimOf, hasClaim, withClaimMeta, type PolicyKind } from "../logic/claim.js";
+import { GK, parseRefKey, refKey } from "../logic/keys.js";
+import { isIgnoredTemplate } from "../logic/namespaces.js";
+import { matchesAnySelector, pickPolicyForTemplate } from "../logic/selectors.js";
+import { Scope } from "./caches.js";
+import { ensurePolicyFinalizer, policyGk, releaseTemplate, toRef, type ControllerDeps } from "./common.js";
+
+export const detectorName = "resource-detector";
+
+const MAX_BINDING_ATTEMPTS = 10;
+
+/**
+ * The resource detector: for one template, find the policy that claims it (the one that
+ * already does, else the best match: a PP of its namespace before any CPP, then explicit
+ * priority, implicit priority and name), mark the claim on the template and create or update
+ * its (Cluster)ResourceBinding. A template no policy matches simply waits: creating or
+ * changing a policy enqueues the templates it selects (see the policy controller), so there
+ * is no in-memory waiting list to lose.
+ */
+export function resourceDetector(d: ControllerDeps): Reconciler<string> {
+  return {
+    name: detectorName,
+    async reconcile(key, ctx) {
+      const t = await d.store.get(parseRefKey(key));
+      if (!t || t.metadata.deletionTimestamp) return done(); // the binding goes with its owner
+      if (isIgnoredTemplate(t, d.skipped)) return done();
+
+      const claim = claimOf(t.metadata);
+      if (claim) {
+        const policy = await d.store.get<AnyPropagationPolicy>({ gk: policyGk(claim.kind), namespace: claim.namespace, name: claim.name });
+        if (!policy || claimFor(policy).id !== claim.id) {
+          // the claiming policy is gone: let go, and the write wakes this template up to look again
+          ctx.log.info({ policy: claim }, "claiming policy is gone; releasing template");
+          await releaseTemplate(d.store, t, claim.kind, claim.id);
+          return done();
+        }
+        if (policy.metadata.deletionTimestamp) throw new Error(`claiming ${claim.kind} ${claim.namespace ? claim.namespace + "/" : ""}${claim.name} is being deleted`);
+        // e.g. the template's labels no longer match: the policy controller releases it
+        if (!matchesAnySelector(t, policy.spec?.resourceSelectors)) return done();
+        await applyPolicy(d, t, policy, false, ctx);
+        return done();
+      }
+
+      const policy = await choosePolicy(d, t);
+      if (!policy) return done(); // waits: a new or changed policy enqueues it
+      await applyPolicy(d, t, policy, true, ctx);
+      return done();
+    },
+  };
+}
+
+/**
+ * The policy for an unclaimed template, chosen on cached policy lists; when none of those
+ * matches, on lists read after the template was written (see PolicyCache). Whether the choice
+ * still stands is checked right after the claim is written (see applyPolicy).
+ */
+async function choosePolicy(d: ControllerDeps, t: KubeObject): Promise<AnyPropagationPolicy | undefined> {
+  const ns = t.metadata.namespace ?? "";
+  const pick = async (rv?: string) =>
+    (ns ? pickPolicyForTemplate(t, await d.policies.list(GK.propagationPolicy, ns, rv), []) : undefined) ??
+    pickPolicyForTemplate(t, [], await d.policies.list(GK.clusterPropagationPolicy, "", rv));
+  return (await pick()) ?? (await pick(t.metadata.resourceVersion ?? ""));
+}
+
+/**
+ * ApplyPolicy / ApplyClusterPolicy: claim the template, then create or update its binding.
+ * After writing a claim the policy is read again: deleted or being deleted meanwhile (its
+ * controller may have listed the templates it claims just before this claim landed), the
+ * claim is withdrawn and the template looks again; otherwise the binding is built from what
+ * the policy says now.
+ */
+async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, unclaimed: boolean, ctx: ReconcileContext): Promise<void> {
+  let p: AnyPropagationPolicy;
+  try {
+    p = await ensurePolicyFinalizer(d, policy);
+  } catch (e) {
+    // chosen on a list that is out of date (the policy is gone or going): read the lists again
+    if (unclaimed) d.policies.invalidate(policyGk(policy.kind as PolicyKind), policy.metadata.namespace ?? "");
+    throw e;
+  }
+  const claim = claimFor(p);
+  let template = t;
+  if (!hasClaim(t.metadata, claim)) {
+    // a conflict throws: the retry re-reads the template and decides again
+    template = await d.store.update({ ...t, metadata: withClaimMeta(t.metadata, claim) });
+    const fresh = await d.store.get<AnyPropagationPolicy>({ gk: policyGk(claim.kind), namespace: claim.namespace, name: claim.name });
+    if (!fresh || fresh.metadata.uid !== p.metadata.uid || fresh.metadata.deletionTimestamp || !matchesAnySelector(template, fresh.spec?.resourceSelectors)) {
+      // withdrawn: this write wakes the template up again to choose anew
+      await releaseTemplate(d.store, template, claim.kind, claim.id);
+      ctx.log.debug({ policy: claim }, "policy changed while claiming; claim withdrawn");
+      return;
+    }
+    p = fresh;
+    // this claim's wake-up is news to nobody here: the binding written next carries it on
+    d.selfWrites.note([Scope.detector, Scope.binding], refKey(toRef(template)), template.metadata.resourceVersion);
+    ctx.log.info({ policy: { kind: claim.kind, namespace: claim.namespace || undefined, name: claim.name } }, "claimed template");
+  }
+  await upsertBinding(d, template, p, unclaimed, ctx);
+}
+
+/**
+ * CreateOrUpdate of the binding with the resourceVersion just read, re-reading and merging
+ * again on conflict, so that a concurrent scheduler or eviction write is never lost. For a
+ * template that was unclaimed the binding most likely does not exist yet: create first.
+ */
+async function upsertBinding(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, createFirst: boolean, ctx: ReconcileContext): Promise<void> {
+  const desired = buildBinding(t, policy);
+  const ref = bindingRefFor(t);
+  let last: unknown;
+  for (let attempt = 0; attempt < MAX_BINDING_ATTEMPTS; attempt++) {
+    const existing = createFirst && attempt === 0 ? undefined : await d.store.get<AnyResourceBinding>(ref);
+    if (!existing) {
+      const idLabel = bindingIdLabel(desired);
+      const created = jsonClean({ ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata.labels, [idLabel]: d.uuid() } } });
+      try {
+        await d.store.create(created);
+        ctx.log.debug({ binding: ref }, "created binding");
+        return;
+      } catch (e) {
+        if (!(e instanceof AlreadyExistsError)) throw e;
+        last = e;
+        continue;
+      }
+    }
+    const owner = foreignOwner(existing, t);
+    if (owner) throw new Error(`binding ${ref.namespace ? ref.namespace + "/" : ""}${ref.name} is owned by ${owner}, not this template; waiting for its garbage collection`);
+    const merged = jsonClean(mergeBinding(existing, desired, policy));
+    const idLabel = bindingIdLabel(merged);
+    if (!merged.metadata.labels?.[idLabel]) merged.metadata.labels = { ...merged.metadata.labels, [idLabel]: d.uuid() };
+    if (!bindingChanged(existing, merged)) return;
+    try {
+      await d.store.update(merged);
+      ctx.log.debug({ binding: ref }, "updated binding");
+      return;
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      last = e;
+    }
+  }
+  throw last;
+}

@@ -1,0 +1,72 @@
+import {
+  ClusterResourceBindingAnnotationKey,
+  ResourceBindingNameAnnotationKey,
+  ResourceBindingNamespaceAnnotationKey,
+  groupKind,
+  isTemplateType,
+  resourceByKind,
+  type WakeUp,
+  type Work,
+} from "@flotilla/api";
+import type { ObjectStore } from "@flotilla/store";
+import { bindingRefFor } from "../logic/binding.js";
+import { GK, refKey } from "../logic/keys.js";
+import { isIgnoredNamespace } from "../logic/namespaces.js";
+import { Scope, type PolicyCache, type SelfWrites } from "./caches.js";
+
+/** The keys one wake-up concerns, per controller. */
+export interface Routed {
+  detector: string[];
+  policy: string[];
+  binding: string[];
+}
+
+/**
+ * Maps a wake-up (from the single consumer on `<prefix>.obj.>`) to controller keys:
+ * - a template (any kind `isTemplateType` holds for): the detector, and the binding
+ *   controller for its binding (Works carry the template, and its status comes back to it);
+ * - a (Cluster)PropagationPolicy: the policy controller;
+ * - a (Cluster)ResourceBinding: the binding controller;
+ * - a Work: the binding controller for the binding named in its annotations (read from the
+ *   store; a Work already gone needs nothing: its binding saw it being deleted);
+ * - anything else (Clusters, Events, ...): nothing.
+ * The wake-up of a write this process made is not routed to the controllers it tells nothing
+ * (see SelfWrites); a policy wake-up drops the cached policy list of its scope.
+ */
+export async function routeWakeUp(w: WakeUp, d: { store: ObjectStore; skipped: readonly RegExp[]; selfWrites: SelfWrites; policies: PolicyCache }): Promise<Routed> {
+  const out: Routed = { detector: [], policy: [], binding: [] };
+  const type = resourceByKind(w.apiVersion ?? "", w.kind ?? "");
+  if (!type) return out;
+  const gk = groupKind(type);
+  const namespace = w.namespace ?? "";
+  const name = w.name ?? "";
+  switch (gk) {
+    case GK.propagationPolicy:
+    case GK.clusterPropagationPolicy:
+      d.policies.invalidate(gk, namespace);
+      out.policy.push(refKey({ gk, namespace, name }));
+      return out;
+    case GK.resourceBinding:
+    case GK.clusterResourceBinding: {
+      const key = refKey({ gk, namespace, name });
+      if (!d.selfWrites.consume(Scope.binding, key, w.resourceVersion)) out.binding.push(key);
+      return out;
+    }
+    case GK.work: {
+      if (d.selfWrites.consume(Scope.work, refKey({ gk, namespace, name }), w.resourceVersion)) return out;
+      const work = await d.store.get<Work>({ gk, namespace, name });
+      const a = work?.metadata.annotations ?? {};
+      if (a[ResourceBindingNamespaceAnnotationKey] && a[ResourceBindingNameAnnotationKey]) {
+        out.binding.push(refKey({ gk: GK.resourceBinding, namespace: a[ResourceBindingNamespaceAnnotationKey], name: a[ResourceBindingNameAnnotationKey] }));
+      } else if (a[ClusterResourceBindingAnnotationKey]) {
+        out.binding.push(refKey({ gk: GK.clusterResourceBinding, namespace: "", name: a[ClusterResourceBindingAnnotationKey] }));
+      }
+      return out;
+    }
+  }
+  if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
+  const key = refKey({ gk, namespace, name });
+  if (!d.selfWrites.consume(Scope.detector, key, w.resourceVersion)) out.detector.push(key);
+  if (!d.selfWrites.consume(Scope.binding, key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
+  return out;
+}

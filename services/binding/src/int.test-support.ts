@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import { pino } from "pino";
+import { applyDefaults, isNotFound, type AnyResourceBinding, type KubeObject, type TargetCluster, type Work } from "@flotilla/api";
+import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type NatsConnection, type Relay } from "@flotilla/events";
+import { ObjectStore } from "@flotilla/store";
+import { NATS_URL, freshDatabase, uniqueName, type TestDatabase } from "@flotilla/testkit";
+import { buildApp, type App, type AppDeps } from "./app.js";
+import type { Settings } from "./config.js";
+
+export const log = pino({ level: process.env.LOG_LEVEL ?? "silent" });
+
+export const TEST_SETTINGS: Partial<Settings> = {
+  resyncMs: 0,
+  directlyPurgeRequeueMs: 200,
+  workDeletingRequeueMs: 200,
+  policyFanoutWaitMs: 5000,
+};
+
+export interface Env {
+  db: TestDatabase;
+  store: ObjectStore;
+  nc: NatsConnection;
+  stream: string;
+  prefix: string;
+  relay: Relay;
+  app: App;
+  /** Builds and starts another app on the same database and stream (e.g. after stopping the first). */
+  startApp(o?: Partial<AppDeps>): Promise<App>;
+  close(): Promise<void>;
+}
+
+/** A fresh database, a stream of its own, a relay, and the binding app started on them. */
+export async function setup(o: Partial<AppDeps> = {}): Promise<Env> {
+  const db = await freshDatabase();
+  const nc = await connectNats({ servers: NATS_URL });
+  const jsm = await jetstreamManager(nc);
+  const stream = uniqueName("BD").toUpperCase();
+  const prefix = uniqueName("bd");
+  await ensureStream(jsm, { stream, prefix, maxAgeMs: 10 * 60_000 });
+  const store = new ObjectStore(db.sql);
+  const relay = startRelay({ sql: db.sql, nc, stream, prefix, pollMs: 50, retentionMs: 0 });
+  const apps: App[] = [];
+  const startApp = async (extra: Partial<AppDeps> = {}) => {
+    const app = buildApp({
+      store,
+      sql: db.sql,
+      js: jetstream(nc),
+      stream,
+      prefix,
+      log,
+      controllerOptions: { timerPollMs: 50, backoff: { baseMs: 20, maxMs: 500 }, stopTimeoutMs: 2000 },
+      ...o,
+      ...extra,
+      settings: { ...TEST_SETTINGS, ...o.settings, ...extra.settings },
+    });
+    apps.push(app);
+    await app.start();
+    await app.consumer!.ready;
+    return app;
+  };
+  const app = await startApp();
+  return {
+    db,
+    store,
+    nc,
+    stream,
+    prefix,
+    relay,
+    app,
+    startApp,
+    async close() {
+      for (const a of apps.reverse()) await a.stop().catch(() => {});
+      await relay.stop().catch(() => {});
+      await jsm.streams.delete(stream).catch(() => {});
+      await nc.close().catch(() => {});
+      await db.drop();
+    },
+  };
+}
+
+/** What the gateway's admission does to an object before storing it (defaults, permanent ids). */
+export function admit<T extends KubeObject>(o: T): T {
+  return applyDefaults(o, { now: new Date(), uuid: randomUUID });
+}
+
+export function nginxDeployment(o: { name?: string; namespace?: string; replicas?: number; labels?: Record<string, string> } = {}): KubeObject {
+  const name = o.name ?? "nginx";
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: o.namespace ?? "default", labels: o.labels ?? { app: name } },
+    spec: {
+      replicas: o.replicas ?? 3,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: "nginx", image: "nginx:1.25", resources: { requests: { cpu: "100m", memory: "128Mi" } } }] },
+      },
+    },
+  };
+}
+
+/** The seed's `nginx-propagation` policy. */
+export function nginxPropagation(o: { name?: string; namespace?: string; target?: string; clusters?: string[] } = {}): KubeObject {
+  const clusters = o.clusters ?? ["member1", "member2"];
+  return {
+    apiVersion: "policy.karmada.io/v1alpha1",
+    kind: "PropagationPolicy",
+    metadata: { name: o.name ?? "nginx-propagation", namespace: o.namespace ?? "default" },
+    spec: {
+      resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: o.target ?? "nginx" }],
+      placement: {
+        clusterAffinity: { clusterNames: clusters },
+        replicaScheduling: {
+          replicaSchedulingType: "Divided",
+          replicaDivisionPreference: "Weighted",
+          weightPreference: { staticWeightList: clusters.map((c) => ({ targetCluster: { clusterNames: [c] }, weight: 1 })) },
+        },
+      },
+    },
+  };
+}
+
+export const RB = "work.karmada.io/ResourceBinding";
+export const CRB = "work.karmada.io/ClusterResourceBinding";
+export const WORK = "work.karmada.io/Work";
+
+/** What the scheduler writes: `spec.clusters`, then `status.lastScheduledTime` (and its observed generation). */
+export async function schedule(store: ObjectStore, ref: { gk: string; namespace?: string; name: string }, clusters: TargetCluster[], extra: Partial<NonNullable<AnyResourceBinding["spec"]>> = {}): Promise<AnyResourceBinding> {
+  await store.mutate<AnyResourceBinding>(ref, (cur) => ({ ...cur, spec: { ...cur.spec, clusters, ...extra } }));
+  const at = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  return (await store.mutate<AnyResourceBinding>(ref, (cur) => ({ ...cur, status: { ...cur.status, schedulerObservedGeneration: cur.metadata.generation, lastScheduledTime: at } }), { status: true }))!;
+}
+
+/** What the execution service writes on a Work once its manifest is applied and observed. */
+export async function reportWork(store: ObjectStore, work: { namespace: string; name: string }, o: { status?: Record<string, unknown>; health?: string; applied?: boolean; message?: string }): Promise<Work | undefined> {
+  return store.mutate<Work>(
+    { gk: WORK, ...work },
+    (cur) => {
+      const m = cur.spec!.workload!.manifests![0] as KubeObject;
+      const [group, version] = m.apiVersion.includes("/") ? m.apiVersion.split("/") : ["", m.apiVersion];
+      return {
+        ...cur,
+        status: {
+          conditions: [
+            o.applied === false
+              ? { type: "Applied", status: "False", reason: "AppliedFailed", message: o.message ?? "failed", lastTransitionTime: "2024-01-01T00:00:00Z" }
+              : { type: "Applied", status: "True", reason: "AppliedSuccessful", message: "Manifest has been successfully applied", lastTransitionTime: "2024-01-01T00:00:00Z" },
+          ],
+          manifestStatuses:
+            o.applied === false
+              ? []
+              : [{ identifier: { ordinal: 0, group, version, kind: m.kind, resource: `${m.kind.toLowerCase()}s`, namespace: m.metadata.namespace ?? "", name: m.metadata.name }, status: o.status as never, health: o.health ?? "Healthy" }],
+        },
+      };
+    },
+    { status: true },
+  );
+}
+
+/** What the execution service does once the member object is gone: release the Work's finalizer. */
+export async function releaseWork(store: ObjectStore, work: { namespace: string; name: string }): Promise<void> {
+  try {
+    await store.mutate<Work>({ gk: WORK, ...work }, (cur) => ({ ...cur, metadata: { ...cur.metadata, finalizers: [] } }));
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,0 +1,222 @@
+import {
+  ClusterResourceBindingAnnotationKey,
+  ExecutionControllerFinalizer,
+  KARMADA,
+  ManagedAnnotation,
+  ManagedByKarmadaLabel,
+  ManagedByKarmadaLabelValue,
+  ManagedLabels,
+  ResourceBindingNameAnnotationKey,
+  ResourceBindingNamespaceAnnotationKey,
+  ResourceConflictResolutionAbort,
+  ResourceConflictResolutionAnnotation,
+  ResourceConflictResolutionOverwrite,
+  ResourceTemplateGenerationAnnotationKey,
+  ResourceTemplateUIDAnnotation,
+  WorkNameAnnotation,
+  WorkNamespaceAnnotation,
+  WorkPermanentIDLabel,
+  apiVersionOf,
+  executionNamespace,
+  workName,
+  type AnyResourceBinding,
+  type KubeObject,
+  type Placement,
+  type ResourceBindingSpec,
+  type TargetCluster,
+  type Work,
+} from "@flotilla/api";
+import { bindingId, bindingIdLabel, isClusterBinding, jsonClean } from "./binding.js";
+import { replicaField, templateGroupKind } from "./replicas.js";
+import { websterSeats } from "./webster.js";
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** mergeTargetClusters: `spec.clusters`, then the clusters of `requiredBy` not already listed. */
+export function targetClusters(spec: ResourceBindingSpec | undefined): TargetCluster[] {
+  const out: TargetCluster[] = [...(spec?.clusters ?? [])];
+  const seen = new Set(out.map((c) => c.name ?? ""));
+  for (const snap of spec?.requiredBy ?? []) {
+    for (const c of snap.clusters ?? []) {
+      if (seen.has(c.name ?? "")) continue;
+      seen.add(c.name ?? "");
+      out.push(c);
+    }
+  }
+  return out;
+}
+
+/** Placement.ReplicaSchedulingType(): no strategy means Duplicated; a strategy without a type is Divided (CRD default). */
+export function replicaSchedulingType(p: Placement | undefined): "Duplicated" | "Divided" | string {
+  const rs = p?.replicaScheduling;
+  if (!rs) return "Duplicated";
+  return rs.replicaSchedulingType || "Divided";
+}
+
+/**
+ * A Job's `spec.completions` per cluster when the placement divides replicas: Webster over the
+ * clusters' replica counts, ties broken by the template's UID. Undefined when not applicable
+ * (not a Job, no completions set, not Divided, or a binding without replicas).
+ */
+export function jobCompletions(t: KubeObject, spec: ResourceBindingSpec | undefined, targets: readonly TargetCluster[]): Map<string, number> | undefined {
+  if (templateGroupKind(t) !== "batch/Job") return undefined;
+  if (!((spec?.replicas ?? 0) > 0) || replicaSchedulingType(spec?.placement) !== "Divided") return undefined;
+  const completions = isObj(t.spec) ? t.spec.completions : undefined;
+  if (typeof completions !== "number") return undefined;
+  const seats = websterSeats(
+    completions,
+    targets.map((c) => [c.name ?? "", c.replicas ?? 0] as const),
+    t.metadata.uid ?? "",
+  );
+  return new Map(seats.map((s) => [s.name, s.seats]));
+}
+
+/** shouldSuspendDispatching: all dispatching suspended, or this cluster listed in dispatchingOnClusters. */
+export function suspendDispatching(spec: ResourceBindingSpec | undefined, cluster: string): boolean {
+  const s = spec?.suspension;
+  if (!s) return false;
+  if (s.dispatching) return true;
+  return (s.dispatchingOnClusters?.clusterNames ?? []).includes(cluster);
+}
+
+/** mergeConflictResolution: the template's annotation (overwrite|abort) wins, then the binding's setting, else abort. */
+export function conflictResolution(t: KubeObject, spec: ResourceBindingSpec | undefined): string {
+  const fromTemplate = t.metadata.annotations?.[ResourceConflictResolutionAnnotation];
+  if (fromTemplate === ResourceConflictResolutionOverwrite || fromTemplate === ResourceConflictResolutionAbort) return fromTemplate;
+  return spec?.conflictResolution === "Overwrite" ? ResourceConflictResolutionOverwrite : ResourceConflictResolutionAbort;
+}
+
+/**
+ * prune.RemoveIrrelevantFields (+ RemoveJobTTLSeconds): what the API server fills in and what
+ * must not reach a member: server metadata, owner references, finalizers, status, a Service's
+ * allocated clusterIP(s), a Job's generated selector and TTL, a ServiceAccount's token secrets.
+ */
+export function pruneManifest(m: Obj): void {
+  const meta = isObj(m.metadata) ? m.metadata : {};
+  for (const f of ["creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "resourceVersion", "selfLink", "uid", "ownerReferences", "finalizers"]) {
+    delete meta[f];
+  }
+  delete m.status;
+  const spec = isObj(m.spec) ? m.spec : undefined;
+  const gk = templateGroupKind(m as unknown as KubeObject);
+  if (gk === "/Service" && spec && "clusterIP" in spec && spec.clusterIP !== "None") {
+    delete spec.clusterIP;
+    delete spec.clusterIPs;
+  }
+  if (gk === "batch/Job" && spec) {
+    if (spec.manualSelector !== true) {
+      delete spec.selector;
+      const tmeta = isObj(spec.template) && isObj(spec.template.metadata) ? spec.template.metadata : undefined;
+      if (tmeta && isObj(tmeta.labels)) {
+        const labels = tmeta.labels;
+        delete labels["controller-uid"];
+        delete labels["batch.kubernetes.io/controller-uid"];
+        if (Object.keys(labels).length === 0) delete tmeta.labels;
+      }
+    }
+    delete spec.ttlSecondsAfterFinished;
+  }
+  if (gk === "/ServiceAccount" && Array.isArray(m.secrets)) {
+    const prefix = `${String(meta.name ?? "")}-token-`;
+    m.secrets = m.secrets.filter((s) => !(isObj(s) && typeof s.name === "string" && s.name.startsWith(prefix)));
+  }
+}
+
+function sortedKeys(o: Obj | undefined): string[] {
+  return Object.keys(o ?? {}).sort();
+}
+
+export interface WorkInput {
+  template: KubeObject;
+  binding: AnyResourceBinding;
+  target: TargetCluster;
+  /** This cluster's share of a Job's completions (see jobCompletions). */
+  completions?: number;
+  /** The Work's permanent id: the stored one, or a new one for a Work about to be created. */
+  workId: string;
+}
+
+/** The Work's identity for a template on a cluster. */
+export function workRefFor(t: Pick<KubeObject, "kind" | "metadata">, cluster: string): { namespace: string; name: string } {
+  return { namespace: executionNamespace(cluster), name: workName(t.metadata.namespace ?? "", t.metadata.name ?? "", t.kind) };
+}
+
+/**
+ * ensureWork + CreateOrUpdateWork for one target cluster: the template with that cluster's
+ * replica count (for every kind with a ReviseReplica hook, Divided or Duplicated alike, once
+ * the binding has replicas), a Job's share of completions, the labels and annotations that
+ * link manifest and Work back to the binding, the conflict resolution, and the dispatching
+ * and deletion settings.
+ */
+export function buildWork(i: WorkInput): Work {
+  const { template: t, binding: b, target } = i;
+  const spec = b.spec;
+  const cluster = target.name ?? "";
+  const ref = workRefFor(t, cluster);
+  const m = structuredClone(t) as unknown as Obj;
+  const meta = (isObj(m.metadata) ? m.metadata : (m.metadata = {})) as Obj & { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const mspec = isObj(m.spec) ? m.spec : undefined;
+
+  const field = replicaField(t);
+  if ((spec?.replicas ?? 0) > 0 && field && mspec) mspec[field] = target.replicas ?? 0;
+  if (i.completions !== undefined && mspec && typeof mspec.completions === "number") mspec.completions = i.completions;
+
+  const idLabel = bindingIdLabel(b);
+  const id = bindingId(b) ?? "";
+  const workLabels: Record<string, string> = { [idLabel]: id };
+  const workAnnotations: Record<string, string> = isClusterBinding(b)
+    ? { [ClusterResourceBindingAnnotationKey]: b.metadata.name ?? "" }
+    : { [ResourceBindingNamespaceAnnotationKey]: b.metadata.namespace ?? "", [ResourceBindingNameAnnotationKey]: b.metadata.name ?? "" };
+  workAnnotations[ResourceConflictResolutionAnnotation] = conflictResolution(t, spec);
+
+  const labels: Record<string, string> = { ...meta.labels, [idLabel]: id, [ManagedByKarmadaLabel]: ManagedByKarmadaLabelValue, [WorkPermanentIDLabel]: i.workId };
+  const annotations: Record<string, string> = { ...meta.annotations };
+  if ((t.metadata.generation ?? 0) > 0) annotations[ResourceTemplateGenerationAnnotationKey] = String(t.metadata.generation);
+  Object.assign(annotations, workAnnotations, {
+    [ResourceTemplateUIDAnnotation]: t.metadata.uid ?? "",
+    [WorkNameAnnotation]: ref.name,
+    [WorkNamespaceAnnotation]: ref.namespace,
+  });
+  // RecordManagedAnnotations, then RecordManagedLabels
+  annotations[ManagedAnnotation] = [...sortedKeys(annotations).filter((k) => k !== ManagedAnnotation && k !== ManagedLabels), ManagedAnnotation].sort().join(",");
+  annotations[ManagedLabels] = sortedKeys(labels).join(",");
+  meta.labels = labels;
+  meta.annotations = annotations;
+  pruneManifest(m);
+
+  return jsonClean({
+    apiVersion: apiVersionOf(KARMADA.work),
+    kind: KARMADA.work.kind,
+    metadata: {
+      name: ref.name,
+      namespace: ref.namespace,
+      labels: { ...workLabels, [WorkPermanentIDLabel]: i.workId },
+      annotations: workAnnotations,
+      finalizers: [ExecutionControllerFinalizer],
+    },
+    spec: {
+      workload: { manifests: [m as never] },
+      suspendDispatching: suspendDispatching(spec, cluster),
+      preserveResourcesOnDeletion: spec?.preserveResourcesOnDeletion ?? false,
+    },
+  });
+}
+
+/**
+ * CreateOrUpdateWork's mutation: onto the stored Work, merge labels and annotations (ours win)
+ * and finalizers, and replace the spec. Without a stored Work, the desired one.
+ */
+export function mergeWork(existing: Work | undefined, desired: Work): Work {
+  if (!existing) return desired;
+  return {
+    ...existing,
+    metadata: {
+      ...existing.metadata,
+      labels: { ...existing.metadata.labels, ...desired.metadata.labels },
+      annotations: { ...existing.metadata.annotations, ...desired.metadata.annotations },
+      finalizers: [...new Set([...(existing.metadata.finalizers ?? []), ...(desired.metadata.finalizers ?? [])])],
+    },
+    spec: desired.spec,
+  };
+}

@@ -1,0 +1,107 @@
+import { isConflict, isNotFound, type AnyResourceBinding } from "@flotilla/api";
+import type { Logger } from "@flotilla/log";
+import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
+import type { EventRecorder, ObjectStore } from "@flotilla/store";
+import type { Config } from "../config.js";
+import { assessTasks, taskTimeoutMs, type TaskOutcome } from "../logic/assess.js";
+import { clusterState, type ClusterState } from "../logic/cluster-state.js";
+import type { ClusterReader } from "./cluster-reader.js";
+import { parseBindingKey, refString } from "./keys.js";
+
+export const name = "graceful-eviction";
+
+export const EventReasonTaskRemoved = "GracefulEvictionTaskRemoved";
+export const EventReasonTaskKept = "GracefulEvictionTaskKept";
+
+export interface Deps {
+  store: ObjectStore;
+  clusters: ClusterReader;
+  cfg: Config;
+  events: EventRecorder;
+  now: () => Date;
+  log: Logger;
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)}s`;
+}
+
+function removedMessage(o: TaskOutcome, cfg: Config, scheduled: string[]): string | undefined {
+  const from = o.task.fromCluster;
+  const v = o.verdict;
+  if (v.action !== "drop") return undefined;
+  switch (v.why) {
+    case "ReplacementHealthy":
+      return `Graceful eviction task from cluster ${from} removed: the replacement on ${scheduled.join(", ")} is healthy`;
+    case "Timeout":
+      return `Graceful eviction task from cluster ${from} removed: its timeout (${seconds(taskTimeoutMs(o.task, cfg.GRACEFUL_EVICTION_TIMEOUT))}) passed`;
+    case "SuppressDeletionFalse":
+      return `Graceful eviction task from cluster ${from} removed: suppressDeletion is false`;
+    case "ScheduledAgain":
+      return `Graceful eviction task from cluster ${from} removed: the cluster is scheduled again`;
+    case "ClusterRecovered":
+      return `Graceful eviction task from cluster ${from} removed: its timeout passed, nothing replaced it and the cluster recovered; it is scheduled again with ${v.restore.replicas ?? 0} replicas`;
+  }
+}
+
+/**
+ * The graceful-eviction controller (key = `rb/<ns>/<name>` or `crb/<name>`): assesses each
+ * graceful-eviction task (see assessTasks), writes the kept tasks (and any recovered cluster
+ * put back) only when something changed, starting from the binding just read and carrying its
+ * resourceVersion; on a conflict it reads and assesses again at once. Comes back (a durable
+ * timer) at min(timeout/10, the soonest expiry) while tasks wait.
+ */
+export function gracefulEviction(d: Deps): Reconciler<string> {
+  return {
+    name,
+    async reconcile(key, { log }) {
+      const ref = parseBindingKey(key);
+      if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
+      const states = new Map<string, ClusterState>();
+      for (let attempt = 1; ; attempt++) {
+        const b = await d.store.get<AnyResourceBinding>(ref);
+        if (!b || b.metadata.deletionTimestamp || !(b.spec?.gracefulEvictionTasks?.length ?? 0)) return done();
+        const tolerations = b.spec?.placement?.clusterTolerations;
+        for (const t of b.spec!.gracefulEvictionTasks!) {
+          const from = t.fromCluster ?? "";
+          if (!states.has(from)) states.set(from, clusterState(await d.clusters.get(from), tolerations));
+        }
+        const now = d.now().getTime();
+        const a = assessTasks({ spec: b.spec!, status: b.status, generation: b.metadata.generation, clusters: states, timeoutMs: d.cfg.GRACEFUL_EVICTION_TIMEOUT, now });
+        let stored = b;
+        if (a.changed) {
+          const next = structuredClone(b);
+          next.spec!.clusters = a.clusters;
+          if (a.tasks.length) next.spec!.gracefulEvictionTasks = a.tasks;
+          else delete next.spec!.gracefulEvictionTasks;
+          try {
+            stored = await d.store.update(next);
+          } catch (e) {
+            if (isNotFound(e)) return done();
+            if (isConflict(e) && attempt < 10) continue;
+            throw e;
+          }
+          const scheduled = a.clusters.map((c) => c.name ?? "");
+          for (const o of a.outcomes) {
+            const msg = removedMessage(o, d.cfg, scheduled);
+            if (!msg) continue;
+            log.info({ binding: refString(ref), kind: b.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
+            await d.events.normal(stored, EventReasonTaskRemoved, msg);
+          }
+        }
+        for (const o of a.outcomes) {
+          if (o.verdict.action === "keep" && o.verdict.why === "NoReplacement") {
+            const want = b.spec?.replicas ?? 0;
+            const have = (b.spec?.clusters ?? []).reduce((s, c) => s + (c.replicas ?? 0), 0);
+            await d.events.warning(
+              stored,
+              EventReasonTaskKept,
+              `Graceful eviction task from cluster ${o.task.fromCluster} kept past its timeout: nothing could be scheduled in its place (${(b.spec?.clusters ?? []).length} clusters, ${have} of ${want} replicas) and the cluster has not recovered; its workload keeps running there`,
+            );
+          }
+        }
+        return a.retryMs === undefined ? done() : after(a.retryMs);
+      }
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { ManagedByKarmadaLabel, ManagedByKarmadaLabelValue, type KubeObject } from "@flotilla/api";
+import { MemberClientCache, MemberInformer, type InformerEvent, type MemberClient, type MemberClientOptions, type MemberEndpoint } from "@flotilla/kube";
+import type { Logger } from "@flotilla/log";
+import { nodeCapacities, type NodeCapacity } from "../logic/estimate.js";
+import type { NodeLike, PodLike } from "../logic/resources.js";
+
+/** What this service last wrote for one member object: the desired digest and the member's version after the write. */
+export interface AppliedRecord {
+  digest: string;
+  version: string;
+}
+
+/** A member's nodes and pods as last listed, reduced to what the estimator needs. */
+export interface CapacitySnapshot {
+  at: number;
+  nodes: NodeCapacity[];
+}
+
+interface Member {
+  informers: Map<string, MemberInformer>;
+  records: Map<string, AppliedRecord>;
+  snapshot?: CapacitySnapshot;
+  refreshing?: Promise<CapacitySnapshot>;
+}
+
+export interface MembersOptions {
+  log: Logger;
+  client?: Omit<MemberClientOptions, keyof MemberEndpoint | "name">;
+  /** A managed member object changed (informer event or re-list difference). */
+  onObject?: (cluster: string, type: InformerEvent, obj: KubeObject) => void;
+  /** Re-list period of the member informers (server-side watch timeout), seconds. */
+  watchTimeoutSeconds?: number;
+}
+
+export const MANAGED_SELECTOR = `${ManagedByKarmadaLabel}=${ManagedByKarmadaLabelValue}`;
+
+/**
+ * Everything this service keeps per member: one client per endpoint+credential (replaced when
+ * either changes), the informers of managed objects by kind (started when a Work first needs
+ * the kind), the records of what was applied, and the capacity snapshot for the estimator.
+ */
+export class Members {
+  private readonly clients: MemberClientCache;
+  private readonly members = new Map<string, Member>();
+
+  constructor(private readonly o: MembersOptions) {
+    this.clients = new MemberClientCache({ defaults: o.client, onInvalidate: (c) => this.reset(c) });
+  }
+
+  private member(cluster: string): Member {
+    let m = this.members.get(cluster);
+    if (!m) this.members.set(cluster, (m = { informers: new Map(), records: new Map() }));
+    return m;
+  }
+
+  /** The cluster's client for this endpoint (made, or replaced when the endpoint or credential changed). */
+  client(cluster: string, endpoint: MemberEndpoint): MemberClient {
+    return this.clients.get(cluster, endpoint);
+  }
+
+  /** The informer of managed `kind` objects on the cluster, started on first use. */
+  informer(cluster: string, client: MemberClient, apiVersion: string, kind: string): MemberInformer {
+    const m = this.member(cluster);
+    const k = `${apiVersion}/${kind}`;
+    let inf = m.informers.get(k);
+    if (!inf) {
+      inf = new MemberInformer({
+        client,
+        apiVersion,
+        kind,
+        labelSelector: MANAGED_SELECTOR,
+        watchTimeoutSeconds: this.o.watchTimeoutSeconds,
+        onChange: (type, obj) => this.o.onObject?.(cluster, type, obj),
+        onError: (err) => this.o.log.debug({ err, cluster, kind }, "member list failed; retrying"),
+      }).start();
+      m.informers.set(k, inf);
+    }
+    return inf;
+  }
+
+  /** The informer if one runs (no side effects). */
+  peekInformer(cluster: string, apiVersion: string, kind: string): MemberInformer | undefined {
+    return this.members.get(cluster)?.informers.get(`${apiVersion}/${kind}`);
+  }
+
+  /** Cuts the informers' backoff short (the member just became Ready). */
+  kick(cluster: string): void {
+    for (const inf of this.members.get(cluster)?.informers.values() ?? []) inf.kick();
+  }
+
+  record(cluster: string, key: string): AppliedRecord | undefined {
+    return this.members.get(cluster)?.records.get(key);
+  }
+
+  setRecord(cluster: string, key: string, r: AppliedRecord | undefined): void {
+    const m = this.member(cluster);
+    if (r) m.records.set(key, r);
+    else m.records.delete(key);
+  }
+
+  /** Stores the capacity snapshot computed from freshly listed nodes and pods. */
+  setCapacity(cluster: string, nodes: NodeLike[], pods: PodLike[], at = Date.now()): CapacitySnapshot {
+    const snap = { at, nodes: nodeCapacities(nodes, pods) };
+    this.member(cluster).snapshot = snap;
+    return snap;
+  }
+
+  /**
+   * The capacity snapshot, re-listed through `client` when older than `maxAgeMs` (one listing
+   * at a time per cluster; callers share it).
+   */
+  async capacity(cluster: string, client: MemberClient, maxAgeMs: number, signal?: AbortSignal): Promise<CapacitySnapshot> {
+    const m = this.member(cluster);
+    if (m.snapshot && Date.now() - m.snapshot.at <= maxAgeMs) return m.snapshot;
+    m.refreshing ??= (async () => {
+      try {
+        const [nodes, pods] = await Promise.all([client.listNodes({ signal }), client.listPods({ signal })]);
+        return this.setCapacity(cluster, nodes.items as NodeLike[], pods.items as PodLike[]);
+      } finally {
+        m.refreshing = undefined;
+      }
+    })();
+    return m.refreshing;
+  }
+
+  /** The last capacity snapshot, however old (undefined when there never was one). */
+  lastCapacity(cluster: string): CapacitySnapshot | undefined {
+    return this.members.get(cluster)?.snapshot;
+  }
+
+  /** Stops the cluster's informers and forgets its records (client replaced, or cluster gone). */
+  private reset(cluster: string): void {
+    const m = this.members.get(cluster);
+    if (!m) return;
+    this.members.delete(cluster);
+    for (const inf of m.informers.values()) void inf.stop();
+  }
+
+  /** The cluster left: close its client, stop its informers. */
+  drop(cluster: string): void {
+    this.clients.drop(cluster);
+    this.reset(cluster);
+  }
+
+  clusters(): string[] {
+    return [...new Set([...this.clients.clusters(), ...this.members.keys()])];
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.members.values()].flatMap((m) => [...m.informers.values()]);
+    this.members.clear();
+    await Promise.all(all.map((i) => i.stop()));
+    this.clients.closeAll();
+  }
+}

@@ -1,0 +1,95 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import * as grpc from "@grpc/grpc-js";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { SchedulerService, SimulateResponseSchema, grpcServiceDefinition, type SimulateRequest } from "@flotilla/proto";
+import { ObjectStore } from "@flotilla/store";
+import { silentLogger } from "@flotilla/log";
+import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { buildGateway, type Gateway } from "../app.js";
+import { SIMULATIONS_PATH } from "./simulations.js";
+
+const SIM = {
+  apiVersion: "scheduling.flotilla.io/v1alpha1",
+  kind: "Simulation",
+  spec: { binding: { metadata: { name: "nginx-deployment", namespace: "default" }, spec: { resource: { apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }, replicas: 3, placement: {} } } },
+};
+
+/** A stand-in scheduler: echoes with a status, or rejects like the real one does for a bad field. */
+async function fakeScheduler() {
+  const seen: JsonObject[] = [];
+  const server = new grpc.Server();
+  server.addService(grpcServiceDefinition(SchedulerService), {
+    simulate(call: grpc.ServerUnaryCall<SimulateRequest, unknown>, cb: grpc.sendUnaryData<unknown>) {
+      const sim = call.request.simulation ?? {};
+      seen.push(sim);
+      if (!(sim.spec as JsonObject | undefined)?.binding) {
+        const md = new grpc.Metadata();
+        const status = { apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", reason: "Invalid", code: 422, message: "Simulation.scheduling.flotilla.io \"\" is invalid: spec.binding: Required value", details: { causes: [{ field: "spec.binding", reason: "FieldValueRequired", message: "Required value" }] } };
+        md.set("k8s-status", JSON.stringify(status));
+        return cb(Object.assign(new Error(status.message), { code: grpc.status.INVALID_ARGUMENT, details: status.message, metadata: md }));
+      }
+      cb(null, create(SimulateResponseSchema, { simulation: { ...sim, status: { clusters: [{ name: "member2", replicas: 3 }] } } }));
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  return { address: `127.0.0.1:${port}`, seen, close: () => server.forceShutdown() };
+}
+
+describe("POST /apis/scheduling.flotilla.io/v1alpha1/simulations", () => {
+  let db: TestDatabase;
+  let gw: Gateway;
+  let down: Gateway;
+  let scheduler: Awaited<ReturnType<typeof fakeScheduler>>;
+  before(async () => {
+    db = await freshDatabase();
+    scheduler = await fakeScheduler();
+    const deps = { store: new ObjectStore(db.sql), log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true };
+    gw = buildGateway({ ...deps, scheduler: scheduler.address });
+    // nothing listens on port 1
+    down = buildGateway({ ...deps, scheduler: "127.0.0.1:1" });
+    await Promise.all([gw.http.ready(), down.http.ready()]);
+  });
+  after(async () => {
+    await Promise.all([gw.stop(), down.stop()]);
+    scheduler.close();
+    await db.drop();
+  });
+  const post = (g: Gateway, body: string, contentType = "application/json") => g.http.inject({ method: "POST", url: SIMULATIONS_PATH, payload: body, headers: { "content-type": contentType } });
+
+  test("forwards the Simulation to the scheduler and answers 200 with its status", async () => {
+    const res = await post(gw, JSON.stringify(SIM));
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { ...SIM, status: { clusters: [{ name: "member2", replicas: 3 }] } });
+    assert.deepEqual(scheduler.seen.at(-1), SIM);
+  });
+
+  test("accepts YAML", async () => {
+    const yaml = "apiVersion: scheduling.flotilla.io/v1alpha1\nkind: Simulation\nspec:\n  binding:\n    spec:\n      replicas: 3\n";
+    const res = await post(gw, yaml, "application/yaml");
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json().status.clusters, [{ name: "member2", replicas: 3 }]);
+  });
+
+  test("a body that is not JSON, or not an object, is a 400 Status", async () => {
+    for (const body of ["{not json", "[1,2]"]) {
+      const res = await post(gw, body);
+      assert.equal(res.statusCode, 400, body);
+      assert.equal(res.json().kind, "Status");
+      assert.equal(res.json().reason, "BadRequest");
+    }
+  });
+
+  test("the scheduler's 422 naming the field is passed on", async () => {
+    const res = await post(gw, JSON.stringify({ apiVersion: "scheduling.flotilla.io/v1alpha1", kind: "Simulation", spec: {} }));
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().reason, "Invalid");
+    assert.deepEqual(res.json().details.causes.map((c: { field: string }) => c.field), ["spec.binding"]);
+  });
+
+  test("an unreachable scheduler is a 503 Status", async () => {
+    const res = await post(down, JSON.stringify(SIM));
+    assert.equal(res.statusCode, 503, res.body);
+    assert.equal(res.json().reason, "ServiceUnavailable");
+  });
+});

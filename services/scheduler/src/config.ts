@@ -1,0 +1,44 @@
+import { bool, duration, int, port, str, type ConfigOf } from "@flotilla/config";
+import { DefaultSchedulerName } from "@flotilla/api";
+import type { AppSettings } from "./app.js";
+
+/** The scheduler's settings; the ones every service has (database, NATS, log level, stream) come from runService. */
+export const configSchema = {
+  HOST: str("127.0.0.1", "address the HTTP (health, metrics) and gRPC (Simulate) servers listen on"),
+  PORT: port(8082, "HTTP port: /healthz, /readyz, /metrics"),
+  SCHEDULER_GRPC_PORT: port(9092, "gRPC port of flotilla.scheduler.v1.SchedulerService (Simulate); 0 disables"),
+  SCHEDULER_NAME: str(DefaultSchedulerName, "bindings whose spec.schedulerName is this (empty counts as default-scheduler) are scheduled here"),
+  PLUGINS: str("*", "enabled scheduler plugins: * for all, Name to add, -Name to disable (e.g. *,-ClusterLocality)"),
+  CONCURRENCY: int(32, { min: 1 }, "bindings scheduled at once"),
+  ESTIMATOR_ENABLED: bool(true, "ask the replica estimator (served by the execution service) for available replicas"),
+  ESTIMATOR_GRPC_URL: str("127.0.0.1:9095", "host:port of flotilla.estimator.v1.EstimatorService"),
+  ESTIMATOR_TIMEOUT: duration("3s", "deadline of one estimator call (Karmada's --scheduler-estimator-timeout)"),
+  ESTIMATOR_CACHE_TTL: duration("1s", "one estimator answer serves every binding with the same replica requirements for this long"),
+  ESTIMATOR_RETRY_AFTER: duration("10s", "after a failed estimator call, use only the clusters' resource summaries for this long"),
+  UNSCHEDULABLE_RETRY: duration("5m", "an Unschedulable binding is retried after this even if no cluster changes"),
+  SCHEDULE_RETRY_BASE: duration("1s", "first retry after a SchedulerError; doubles per failure"),
+  SCHEDULE_RETRY_MAX: duration("5m", "longest retry interval after SchedulerErrors"),
+  CLUSTER_REFRESH: duration("10s", "the cluster snapshot is re-listed this often (wake-ups refresh single clusters at once)"),
+  RESYNC: duration("10m", "every binding is looked at again this often (0 disables)"),
+  DIAGNOSIS_MAX_FEASIBLE: int(10, { min: 0 }, "feasible clusters listed in status.schedulingDiagnosis besides the selected ones (the rest are counted)"),
+};
+
+export type Config = ConfigOf<typeof configSchema>;
+
+export function settingsFrom(cfg: Config): AppSettings {
+  return {
+    schedulerName: cfg.SCHEDULER_NAME,
+    plugins: cfg.PLUGINS,
+    concurrency: cfg.CONCURRENCY,
+    maxFeasible: cfg.DIAGNOSIS_MAX_FEASIBLE,
+    unschedulableRetryMs: cfg.UNSCHEDULABLE_RETRY,
+    retryBaseMs: cfg.SCHEDULE_RETRY_BASE,
+    retryMaxMs: cfg.SCHEDULE_RETRY_MAX,
+    maxConflicts: 10,
+    clusterRefreshMs: cfg.CLUSTER_REFRESH,
+    resyncMs: cfg.RESYNC,
+    estimatorDeadlineMs: cfg.ESTIMATOR_TIMEOUT,
+    estimatorCacheTtlMs: cfg.ESTIMATOR_CACHE_TTL,
+    estimatorRetryAfterMs: cfg.ESTIMATOR_RETRY_AFTER,
+  };
+}

@@ -1,0 +1,199 @@
+import { PolicyPlacementAnnotation, isConflict, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
+import { after, done, terminal, type ReconcileContext, type Reconciler, type Result } from "@flotilla/runtime";
+import { isResponsibleFor, needsSchedule, schedule, type ScheduleResult } from "@flotilla/scheduling";
+import type { ObjectRef } from "@flotilla/store";
+import { refOfKey } from "../logic/keys.js";
+import { SCHEDULED, observedOnly, sameOutcome, statusAfter, withScheduleResult, type Trigger } from "../logic/status.js";
+import type { SchedulerMetrics } from "./metrics.js";
+import type { BindingTracker } from "./tracker.js";
+
+export const name = "scheduler";
+
+
+/** The store operations the scheduler uses (narrow, so tests can interpose on writes). */
+export interface BindingStore {
+  get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined>;
+  update<T extends KubeObject>(obj: T): Promise<T>;
+  updateStatus<T extends KubeObject>(obj: T): Promise<T>;
+}
+
+export interface SchedulerSettings {
+  schedulerName: string;
+  /** Enabled plugins, e.g. `*` or `*,-ClusterLocality`. */
+  plugins: string;
+  /** Feasible clusters listed in `status.schedulingDiagnosis`. */
+  maxFeasible: number;
+  /** An Unschedulable binding is retried after this even when no cluster changes. */
+  unschedulableRetryMs: number;
+  /** SchedulerError retries: exponential from `retryBaseMs` up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Conflicts in a row before the reconcile gives up and the runner backs off. */
+  maxConflicts: number;
+}
+
+export interface SchedulerDeps {
+  store: BindingStore;
+  clusters: {
+    snapshot(): readonly Cluster[];
+    /** The snapshot from a list started at or after `since` (performance.now()). */
+    snapshotSince?(since: number): Promise<readonly Cluster[]>;
+  };
+  estimates: { forBinding(b: AnyResourceBinding): Promise<ReadonlyMap<string, number> | undefined> };
+  tracker: BindingTracker;
+  metrics: SchedulerMetrics;
+  settings: SchedulerSettings;
+  clock?: () => Date;
+}
+
+/** Why the binding needs scheduling now, or undefined (only the observed generation is due). */
+export function triggerFor(binding: AnyResourceBinding, clusters: readonly Cluster[], known: (name: string) => boolean): Trigger | undefined | { error: string } {
+  const d = needsSchedule(binding, clusters);
+  if (d.schedule) return d.trigger;
+  if (d.error) return { error: d.error };
+  // a target cluster that no longer exists at all (deleted without going through "deleting"
+  // while the scheduler watched) is treated like a deleting one
+  if ((binding.spec?.clusters ?? []).some((t) => t.name && !known(t.name))) return "targetClusterGone";
+  // placed (annotation and clusters written) but no decision recorded: the process stopped
+  // between its two writes; scheduling again is idempotent and records it
+  if (binding.metadata.annotations?.[PolicyPlacementAnnotation] && !binding.status?.conditions?.some((c) => c.type === SCHEDULED)) return "statusMissing";
+  return undefined;
+}
+
+const nameSets = new WeakMap<readonly Cluster[], Set<string>>();
+/** The names in a snapshot (cached per snapshot array: it is replaced, never changed). */
+function namesOf(clusters: readonly Cluster[]): Set<string> {
+  let s = nameSets.get(clusters);
+  if (!s) nameSets.set(clusters, (s = new Set(clusters.map((c) => c.metadata.name ?? ""))));
+  return s;
+}
+
+/** A decision whose spec.clusters was written but whose status write lost a race. */
+interface Pending {
+  result: ScheduleResult;
+  trigger: Trigger;
+  clustersTotal: number;
+}
+
+/**
+ * The scheduling controller for ResourceBindings and ClusterResourceBindings (one code path; the
+ * key tells the kind). Each pass re-reads the binding, decides whether to schedule (Karmada's
+ * triggers), runs `schedule()` on the cluster snapshot, writes `spec.clusters` and the
+ * applied-placement annotation with the resourceVersion it read, then the status with the
+ * resourceVersion that write returned. A conflict on either write means somebody else wrote in
+ * between: the pass starts over from a fresh read, so their change is kept and the decision is
+ * made again on top of it.
+ */
+export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
+  const clock = d.clock ?? (() => new Date());
+  const s = d.settings;
+  const failures = new Map<string, number>();
+
+  async function pass(key: string, ctx: ReconcileContext, pending: { value?: Pending }): Promise<Result> {
+    const ref = refOfKey(key);
+    const readAt = performance.now();
+    const rb = await d.store.get<AnyResourceBinding>(ref);
+    if (!rb || rb.metadata.deletionTimestamp) {
+      d.tracker.forget(key);
+      failures.delete(key);
+      return done();
+    }
+    if (!isResponsibleFor(rb, s.schedulerName)) {
+      d.tracker.unpark(key);
+      d.tracker.reconciledAt(key, rb.metadata.resourceVersion);
+      return done();
+    }
+    let clusters = d.clusters.snapshot();
+    const names = namesOf(clusters);
+    const trigger = triggerFor(rb, clusters, (n) => names.has(n));
+    if (trigger === undefined || typeof trigger === "object") {
+      if (typeof trigger === "object") {
+        // Karmada retries this forever; nothing but a change of the binding can fix it
+        terminal(new Error(trigger.error));
+      }
+      d.metrics.trigger("none");
+      const p = pending.value;
+      const status = p ? statusAfter(rb, p.result, { trigger: p.trigger, now: clock(), clustersTotal: p.clustersTotal, maxFeasible: s.maxFeasible }) : observedOnly(rb);
+      let rv = rb.metadata.resourceVersion;
+      if (status) {
+        rv = (await d.store.updateStatus({ ...rb, status })).metadata.resourceVersion;
+        d.metrics.writes.status++;
+      }
+      pending.value = undefined;
+      d.tracker.unpark(key);
+      d.tracker.reconciledAt(key, rv);
+      failures.delete(key);
+      return done();
+    }
+
+    d.metrics.trigger(trigger);
+    const estimates = await d.estimates.forBinding(rb);
+    let t0 = performance.now();
+    let result = schedule({ binding: rb, clusters, estimates, enabled: s.plugins });
+    d.metrics.observeAlgorithm(performance.now() - t0);
+    const fresh = result.error?.kind === "FitError" ? await d.clusters.snapshotSince?.(readAt) : undefined;
+    if (fresh && fresh !== clusters) {
+      // nothing fit: make sure that is not because the snapshot missed a cluster just joined
+      clusters = fresh;
+      t0 = performance.now();
+      result = schedule({ binding: rb, clusters, estimates, enabled: s.plugins });
+      d.metrics.observeAlgorithm(performance.now() - t0);
+    }
+    d.metrics.results[result.condition.reason] = (d.metrics.results[result.condition.reason] ?? 0) + 1;
+
+    let cur = rb;
+    const withClusters = withScheduleResult(rb, result);
+    if (withClusters) {
+      cur = await d.store.update(withClusters);
+      d.metrics.writes.spec++;
+      // this reconcile goes on to write the status: the wake-up of this write needs no re-read
+      d.tracker.reconciledAt(key, cur.metadata.resourceVersion);
+      pending.value = { result, trigger, clustersTotal: clusters.length };
+      ctx.log.info({ trigger, clusters: result.clusters, result: result.condition.reason }, "scheduled binding");
+    }
+    const status = statusAfter(cur, result, { trigger, now: clock(), clustersTotal: clusters.length, maxFeasible: s.maxFeasible });
+    const repeat = trigger === "alwaysSchedule" || result.condition.status !== "True";
+    if (withClusters || !repeat || !sameOutcome(cur.status, status)) {
+      cur = await d.store.updateStatus({ ...cur, status });
+      d.metrics.writes.status++;
+      if (!withClusters && result.error) ctx.log.info({ trigger, result: result.condition.reason, message: result.condition.message }, "binding not scheduled");
+    }
+    pending.value = undefined;
+    d.tracker.reconciledAt(key, cur.metadata.resourceVersion);
+
+    switch (result.error?.requeue) {
+      case "unschedulable":
+        failures.delete(key);
+        d.tracker.park(key);
+        return after(s.unschedulableRetryMs);
+      case "backoff": {
+        // a durable timer rather than a throw: the wake-up is acked, and a binding that keeps
+        // failing does not hold a consumer slot while it waits
+        const n = (failures.get(key) ?? 0) + 1;
+        failures.set(key, n);
+        d.tracker.unpark(key);
+        return after(Math.min(s.retryMaxMs, s.retryBaseMs * 2 ** Math.min(n - 1, 30)));
+      }
+      default:
+        failures.delete(key);
+        d.tracker.unpark(key);
+        return done();
+    }
+  }
+
+  return {
+    name,
+    async reconcile(key, ctx) {
+      const pending: { value?: Pending } = {};
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await pass(key, ctx, pending);
+        } catch (e) {
+          if (!isConflict(e) || attempt >= s.maxConflicts) throw e;
+          d.metrics.conflicts++;
+          ctx.log.debug({ attempt }, "binding changed while scheduling; re-reading");
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import { hostname } from "node:os";
+import Fastify, { type FastifyInstance } from "fastify";
+import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
+import type { Logger } from "@flotilla/log";
+import { byObjectKey, createController, renderMetrics, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
+import { EventRecorder, type ObjectStore } from "@flotilla/store";
+import type { Cluster } from "@flotilla/api";
+import type { Config } from "./config.js";
+import { BINDING_EVICTION_CONTROLLER, bindingEvictionController } from "./controllers/binding-eviction.js";
+import { CLUSTER_CONTROLLER, clusterController } from "./controllers/cluster.js";
+import type { ControllerDeps } from "./controllers/deps.js";
+import { GK } from "./controllers/keys.js";
+import { ClusterReader } from "./controllers/cluster-reader.js";
+import { EvictionHints } from "./controllers/hints.js";
+import { EvictionPacer } from "./controllers/pacer.js";
+import { TAINT_MANAGER_CONTROLLER, taintManagerController } from "./controllers/taint-manager.js";
+
+export const COMPONENT = "taint-manager";
+
+export interface AppDeps {
+  store: ObjectStore;
+  log: Logger;
+  cfg: Config;
+  /** JetStream for wake-ups (stream and prefix from cfg); without it the controllers run on timers, resyncs and enqueue() alone. */
+  js?: JetStreamClient;
+  now?: () => Date;
+  /** Reported as the events' source host (default: the hostname). */
+  host?: string;
+  /** Runtime overrides for every controller (tests shrink timerPollMs and backoff). */
+  runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
+}
+
+export interface App {
+  http: FastifyInstance;
+  controllers: { cluster: Controller; taintManager: Controller; bindingEviction: Controller };
+  pacer: EvictionPacer;
+  /** Starts the controllers and the wake-up consumers, then reconciles every cluster once. */
+  start(): Promise<void>;
+  /** Serves /healthz, /readyz and /metrics; returns the URL. */
+  listen(o: { host: string; port: number }): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The taint-manager service: the cluster controller and the NoExecute taint manager. */
+export function buildApp(deps: AppDeps): App {
+  const { store, cfg, log } = deps;
+  const now = deps.now ?? (() => new Date());
+  const events = new EventRecorder(store, {
+    component: COMPONENT,
+    host: deps.host ?? hostname(),
+    now,
+    onError: (err, e) => log.warn({ err, reason: e.reason }, "recording an event failed"),
+  });
+  const base: ControllerDeps = { store, cfg, events, now, log };
+  const pacer = new EvictionPacer(
+    store,
+    { rate: cfg.RESOURCE_EVICTION_RATE, secondaryRate: cfg.SECONDARY_RESOURCE_EVICTION_RATE, unhealthyThreshold: cfg.UNHEALTHY_CLUSTER_THRESHOLD, refreshMs: cfg.FLEET_HEALTH_REFRESH },
+    () => now().getTime(),
+  );
+  const listClusters = async () => (await store.list<Cluster>(GK.cluster)).items.map((c) => c.metadata.name ?? "");
+  const runtime = { sql: store.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime };
+  const hints = new EvictionHints();
+
+  const bindingEviction = createController({
+    ...runtime,
+    reconciler: bindingEvictionController({ ...base, pacer, hints, clusters: new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime()) }),
+    concurrency: cfg.CONCURRENT_BINDING_EVICTION_SYNCS,
+    // an eviction may wait for its pacing turn longer than a normal reconcile takes
+    timeoutMs: 0,
+    resyncMs: 0,
+  });
+  const cluster = createController({ ...runtime, reconciler: clusterController(base), concurrency: cfg.CONCURRENT_CLUSTER_SYNCS, listKeys: listClusters });
+  const taintManager = createController({
+    ...runtime,
+    reconciler: taintManagerController({
+      ...base,
+      evict: (k, b) => {
+        hints.set(k, b);
+        bindingEviction.add(k);
+      },
+    }),
+    concurrency: cfg.CONCURRENT_CLUSTER_SYNCS,
+    listKeys: listClusters,
+  });
+  const controllers = { cluster, taintManager, bindingEviction };
+  const all = [cluster, taintManager, bindingEviction];
+
+  let consumers: WakeUpConsumer[] = [];
+  let started = false;
+
+  const http = Fastify({ logger: false });
+  http.get("/healthz", async () => "ok");
+  http.get("/readyz", async (_req, reply) => {
+    const db = await store.sql`SELECT 1`.then(
+      () => true,
+      () => false,
+    );
+    return started && db ? "ok" : reply.code(503).send(started ? "not ready: database unreachable" : "not ready: starting");
+  });
+  http.get("/metrics", async (_req, reply) => {
+    const p = pacer.stats;
+    const h = pacer.health();
+    const extra = [
+      "# HELP flotilla_taint_manager_eviction_rate Evictions per second allowed now.",
+      "# TYPE flotilla_taint_manager_eviction_rate gauge",
+      `flotilla_taint_manager_eviction_rate ${p.rate}`,
+      "# HELP flotilla_taint_manager_evictions_paced_total Evictions let through by the pacer.",
+      "# TYPE flotilla_taint_manager_evictions_paced_total counter",
+      `flotilla_taint_manager_evictions_paced_total ${p.granted}`,
+      "# HELP flotilla_taint_manager_eviction_wait_seconds_total Time evictions spent waiting for their turn.",
+      "# TYPE flotilla_taint_manager_eviction_wait_seconds_total counter",
+      `flotilla_taint_manager_eviction_wait_seconds_total ${p.waitedMs / 1000}`,
+      "# HELP flotilla_taint_manager_clusters Clusters as last counted by the pacer, by health.",
+      "# TYPE flotilla_taint_manager_clusters gauge",
+      `flotilla_taint_manager_clusters{health="unhealthy"} ${h.unhealthy}`,
+      `flotilla_taint_manager_clusters{health="healthy"} ${h.total - h.unhealthy}`,
+    ];
+    return reply.type("text/plain; version=0.0.4").send(renderMetrics(all) + extra.join("\n") + "\n");
+  });
+
+  return {
+    http,
+    controllers,
+    pacer,
+    async start() {
+      for (const c of all) c.start();
+      if (deps.js) {
+        const subject = subjectFor(GK.cluster, cfg.EVENTS_PREFIX);
+        const common = { js: deps.js, stream: cfg.EVENTS_STREAM, subject, map: byObjectKey, log: log.child({ component: "wake-ups" }) };
+        consumers = [
+          wireWakeUps({ ...common, durable: `${COMPONENT}-${CLUSTER_CONTROLLER}`, controller: cluster }),
+          wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager }),
+        ];
+        await Promise.all(consumers.map((c) => c.ready));
+      }
+      await Promise.all([cluster.resync(), taintManager.resync()]);
+      started = true;
+      log.info({ controllers: [CLUSTER_CONTROLLER, TAINT_MANAGER_CONTROLLER, BINDING_EVICTION_CONTROLLER] }, "taint-manager started");
+    },
+    async listen(o) {
+      return http.listen({ host: o.host, port: o.port });
+    },
+    async stop() {
+      started = false;
+      await Promise.allSettled(consumers.map((c) => c.stop()));
+      await Promise.allSettled(all.map((c) => c.stop()));
+      hints.clear();
+      await http.close();
+    },
+  };
+}
+
+export { configSchema, type Config } from "./config.js";

@@ -1,0 +1,69 @@
+import type { AnyResourceBinding, Cluster } from "@flotilla/api";
+import { after, done, type Reconciler } from "@flotilla/runtime";
+import { bindingClusterIndex } from "@flotilla/store";
+import { NO_EXECUTE } from "../logic/taints.js";
+import { evictionDecision } from "../logic/tolerations.js";
+import type { ControllerDeps } from "./deps.js";
+import { GK, evictionKey } from "./keys.js";
+
+export const TAINT_MANAGER_CONTROLLER = "taint-manager";
+
+/**
+ * The NoExecute taint manager's cluster side (key = cluster name): for a cluster with
+ * NoExecute taints, every ResourceBinding and ClusterResourceBinding listing it in
+ * `spec.clusters` (one index query each) is judged against its `placement.clusterTolerations`;
+ * those to evict now go to the binding-eviction controller, and the cluster comes back (a
+ * durable timer) when the earliest toleration runs out, or after
+ * CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY at the latest to pick up new bindings. Wake-ups that
+ * leave the NoExecute taints as they were (heartbeats) do not bring the pass forward.
+ */
+export function taintManagerController(d: ControllerDeps & { evict: (key: string, binding: AnyResourceBinding) => void }): Reconciler<string> {
+  /**
+   * Per cluster, the NoExecute taints of the last pass and when the next pass is due. A wake-up
+   * that changes nothing about them (a heartbeat, a status update) before then does not list
+   * the cluster's bindings again; the durable timer still brings the planned pass. In memory
+   * only as a shortcut: after a restart the first wake-up makes a full pass.
+   */
+  const passes = new Map<string, { sig: string; nextAt: number }>();
+  return {
+    name: TAINT_MANAGER_CONTROLLER,
+    async reconcile(name, { log }) {
+      if (!d.cfg.FAILOVER) return done();
+      const c = await d.store.get<Cluster>({ gk: GK.cluster, namespace: "", name });
+      if (!c) return (passes.delete(name), done());
+      const taints = c.spec?.taints ?? [];
+      const noExecute = taints.filter((t) => t.effect === NO_EXECUTE);
+      if (noExecute.length === 0) return (passes.delete(name), done());
+      const sig = JSON.stringify(noExecute.map((t) => [t.key, t.value ?? "", t.timeAdded ?? ""]).sort());
+      const last = passes.get(name);
+      const t0 = d.now().getTime();
+      if (last && last.sig === sig && t0 < last.nextAt) return after(last.nextAt - t0);
+      const index = bindingClusterIndex(name);
+      const [rbs, crbs] = await Promise.all([
+        d.store.list<AnyResourceBinding>(GK.resourceBinding, { index }),
+        d.store.list<AnyResourceBinding>(GK.clusterResourceBinding, { index }),
+      ]);
+      const now = d.now().getTime();
+      let due = 0;
+      let waiting = 0;
+      let nextAt = Infinity;
+      for (const b of [...rbs.items, ...crbs.items]) {
+        if (b.metadata.deletionTimestamp) continue;
+        if (!(b.spec?.clusters ?? []).some((t) => t.name === name)) continue;
+        const dec = evictionDecision(taints, b.spec?.placement?.clusterTolerations, now);
+        if (dec.kind === "evict") {
+          d.evict(evictionKey(name, b), b);
+          due++;
+        } else if (dec.kind === "wait") {
+          waiting++;
+          nextAt = Math.min(nextAt, dec.at);
+        }
+      }
+      if (due || waiting) log.debug({ cluster: name, due, waiting }, "bindings on a NoExecute cluster");
+      const wait = Math.max(1, Math.min(nextAt - d.now().getTime(), d.cfg.CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY));
+      if (passes.size > 10_000) passes.clear();
+      passes.set(name, { sig, nextAt: d.now().getTime() + wait });
+      return after(wait);
+    },
+  };
+}

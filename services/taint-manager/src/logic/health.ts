@@ -1,0 +1,75 @@
+import type { Condition } from "@flotilla/api";
+import { k8sTime, parseTime } from "./time.js";
+
+export const ConditionReady = "Ready";
+export const ReasonClusterStatusUnknown = "ClusterStatusUnknown";
+export const ReasonClusterStatusNeverUpdated = "ClusterStatusNeverUpdated";
+export const MessageClusterStatusUnknown = "Cluster status controller stopped posting cluster status.";
+export const MessageClusterStatusNeverUpdated = "Cluster status controller never posted cluster status.";
+
+export function readyCondition(conditions: readonly Condition[] | undefined): Condition | undefined {
+  return (conditions ?? []).find((c) => c.type === ConditionReady);
+}
+
+export interface MonitorInput {
+  ready: Condition | undefined;
+  creationTimestamp: string | undefined;
+  deleting: boolean;
+  /** CLUSTER_MONITOR_GRACE_PERIOD: how long a reported Ready condition stays believable without a heartbeat. */
+  graceMs: number;
+  /** CLUSTER_STARTUP_GRACE_PERIOD: how long a new cluster may go without any Ready condition. */
+  startupGraceMs: number;
+  now: number;
+}
+
+export type MonitorDecision =
+  /** Nothing to do now; look again at `recheckAt` (ms since the epoch) when set. */
+  | { kind: "fresh"; recheckAt?: number }
+  /** The status is stale: replace the Ready condition with this one. */
+  | { kind: "stale"; condition: Condition };
+
+/**
+ * The health monitor (upstream's monitorClusterHealth): nobody has reported on the cluster for
+ * the grace period, so its Ready condition is set to Unknown. "Reported" is the Ready
+ * condition's `lastHeartbeatTime`, which the execution service stamps on every probe; a
+ * condition without one is not judged (there is no way to tell a quiet reporter from a dead
+ * one). A cluster that never got a Ready condition gets Unknown/ClusterStatusNeverUpdated after
+ * the startup grace period from its creation. Unknown stays Unknown; deleting clusters are left alone.
+ */
+export function monitorHealth(i: MonitorInput): MonitorDecision {
+  if (i.deleting) return { kind: "fresh" };
+  const r = i.ready;
+  if (!r) {
+    const created = parseTime(i.creationTimestamp);
+    if (created === undefined) return { kind: "fresh" };
+    const due = created + i.startupGraceMs;
+    if (i.now <= due) return { kind: "fresh", recheckAt: due + 1 };
+    return {
+      kind: "stale",
+      condition: { type: ConditionReady, status: "Unknown", reason: ReasonClusterStatusNeverUpdated, message: MessageClusterStatusNeverUpdated, lastTransitionTime: k8sTime(i.now) },
+    };
+  }
+  if (r.status === "Unknown") return { kind: "fresh" };
+  const beat = parseTime(r.lastHeartbeatTime);
+  if (beat === undefined) return { kind: "fresh" };
+  const due = beat + i.graceMs;
+  if (i.now <= due) return { kind: "fresh", recheckAt: due + 1 };
+  return {
+    kind: "stale",
+    condition: {
+      type: ConditionReady,
+      status: "Unknown",
+      reason: ReasonClusterStatusUnknown,
+      message: MessageClusterStatusUnknown,
+      lastTransitionTime: k8sTime(i.now),
+      ...(r.lastHeartbeatTime ? { lastHeartbeatTime: r.lastHeartbeatTime } : {}),
+    },
+  };
+}
+
+/** The conditions with the Ready condition replaced by `ready`. */
+export function withReady(conditions: readonly Condition[] | undefined, ready: Condition): Condition[] {
+  const out = (conditions ?? []).filter((c) => c.type !== ConditionReady);
+  out.push(ready);
+  return out;
+}

@@ -1,0 +1,155 @@
+// The whole stack as processes for the failover walk-throughs: the simulator's three seed members
+// in this process, then gateway, execution, binding, scheduler, taint-manager and eviction from
+// their builds, joined through the gateway, with every timing knob shrunk to seconds.
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
+import { eventually, freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const p = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return p;
+}
+
+export type Obj = {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; deletionTimestamp?: string; finalizers?: string[]; generation?: number };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+  [k: string]: unknown;
+};
+
+/** Timing knobs of the walk-throughs: Karmada's minutes shrunk to seconds. */
+export const KNOBS = {
+  // execution: probes and Ready smoothing
+  CLUSTER_STATUS_UPDATE_FREQUENCY: "300ms",
+  CLUSTER_FAILURE_THRESHOLD: "1s",
+  CLUSTER_SUCCESS_THRESHOLD: "1s",
+  CLUSTER_PROBE_TIMEOUT: "500ms",
+  // taint-manager
+  FAILOVER_EVICTION_TIMEOUT: "2s",
+  CLUSTER_MONITOR_GRACE_PERIOD: "10s",
+  CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY: "1s",
+  CLUSTER_CLEANUP_RETRY_FREQUENCY: "500ms",
+  // gateway defaulting: the 300 s tolerations
+  DEFAULT_NOT_READY_TOLERATION_SECONDS: "2",
+  DEFAULT_UNREACHABLE_TOLERATION_SECONDS: "2",
+  // eviction
+  GRACEFUL_EVICTION_TIMEOUT: "30s",
+};
+
+export interface Stack {
+  gw: string;
+  sim: Awaited<ReturnType<typeof startSimulator>>;
+  db: TestDatabase;
+  get(p: string): Promise<Obj | undefined>;
+  list(p: string): Promise<Obj[]>;
+  post(p: string, body: unknown): Promise<Obj>;
+  del(p: string): Promise<void>;
+  logs(): string;
+  close(): Promise<void>;
+}
+
+export async function startStack(o: { env?: Record<string, string>; readyDelayMs?: number } = {}): Promise<Stack> {
+  const cfg = await loadConfigFile(path.join(root, "packages/member-sim/clusters.example.yaml"));
+  const sim = await startSimulator({ ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: o.readyDelayMs ?? 300 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0 })) });
+  const db = await freshDatabase();
+  const gwPort = await freePort();
+  const estimatorPort = await freePort();
+  const base = { DATABASE_URL: db.url, NATS_URL, EVENTS_STREAM: uniqueName("E2E").toUpperCase(), EVENTS_PREFIX: uniqueName("e2e"), HOST: "127.0.0.1", LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...KNOBS, ...o.env };
+  const children: ChildProcess[] = [];
+  let logs = "";
+  const start = (name: string, env: Record<string, string>) => {
+    const child = spawn(process.execPath, [path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...process.env, ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const keep = (d: Buffer) => (logs = (logs + d.toString().split("\n").map((l) => (l ? `${name}| ${l}` : l)).join("\n")).slice(-200_000));
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
+    children.push(child);
+  };
+  start("gateway", { PORT: String(gwPort), GRPC_PORT: "0" });
+  start("execution", { PORT: String(await freePort()), ESTIMATOR_PORT: String(estimatorPort) });
+  start("binding", { PORT: String(await freePort()) });
+  start("scheduler", { PORT: String(await freePort()), SCHEDULER_GRPC_PORT: "0", ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` });
+  start("taint-manager", { PORT: String(await freePort()) });
+  start("eviction", { PORT: String(await freePort()) });
+  const gw = `http://127.0.0.1:${gwPort}`;
+  const stack: Stack = {
+    gw,
+    sim,
+    db,
+    async get(p) {
+      const r = await fetch(`${gw}${p}`);
+      if (r.status === 404) return undefined;
+      if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as Obj;
+    },
+    async list(p) {
+      const r = await fetch(`${gw}${p}`);
+      if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
+      return ((await r.json()) as { items: Obj[] }).items;
+    },
+    async post(p, body) {
+      const r = await fetch(`${gw}${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      if (!r.ok) throw new Error(`POST ${p}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as Obj;
+    },
+    async del(p) {
+      const r = await fetch(`${gw}${p}`, { method: "DELETE" });
+      if (!r.ok && r.status !== 404) throw new Error(`DELETE ${p}: ${r.status} ${await r.text()}`);
+    },
+    logs: () => logs,
+    async close() {
+      for (const c of children) c.kill("SIGTERM");
+      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
+      await sim.close();
+      await db.drop();
+    },
+  };
+  try {
+    await eventually(async () => (await fetch(`${gw}/readyz`)).ok, { timeoutMs: 30_000, intervalMs: 100 });
+    const { joinMembers } = (await import(path.join(root, "scripts/join-members.mjs"))) as { joinMembers: (o: { gatewayUrl: string; adminUrl: string; log?: (s: string) => void }) => Promise<string[]> };
+    await joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, log: () => {} });
+    await eventually(
+      async () => {
+        const l = await stack.list("/apis/cluster.karmada.io/v1alpha1/clusters");
+        return l.length === 3 && l.every((c) => ready(c) === "True" && (c.spec?.taints ?? []).length === 0 && c.status?.apiEnablements?.length);
+      },
+      { timeoutMs: 30_000, message: "three Ready, untainted clusters" },
+    );
+  } catch (e) {
+    console.error(logs.slice(-20_000));
+    await stack.close();
+    throw e;
+  }
+  return stack;
+}
+
+export const ready = (c: Obj | undefined) => (c?.status?.conditions as { type: string; status: string }[] | undefined)?.find((x) => x.type === "Ready")?.status;
+export const taints = (c: Obj | undefined) => ((c?.spec?.taints ?? []) as { key: string; effect: string }[]).map((t) => `${t.key}:${t.effect}`).sort();
+export const clustersOf = (b: Obj | undefined) => Object.fromEntries(((b?.spec?.clusters ?? []) as { name: string; replicas?: number }[]).map((c) => [c.name, c.replicas ?? 0]));
+export const tasksOf = (b: Obj | undefined) => ((b?.spec?.gracefulEvictionTasks ?? []) as { fromCluster: string }[]).map((t) => t.fromCluster);
+
+export const nginx = (replicas = 3): Obj => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "nginx", namespace: "default", labels: { app: "nginx" } } as Obj["metadata"],
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: "nginx" } },
+    template: { metadata: { labels: { app: "nginx" } }, spec: { containers: [{ name: "nginx", image: "nginx", resources: { requests: { cpu: "100m", memory: "128Mi" } } }] } },
+  },
+});
+
+export const RB = (name: string, ns = "default") => `/apis/work.karmada.io/v1alpha2/namespaces/${ns}/resourcebindings/${name}`;
+export const WORKS = (cluster: string) => `/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-${cluster}/works`;
+export const CLUSTER = (name: string) => `/apis/cluster.karmada.io/v1alpha1/clusters/${name}`;
+export const EVENTS = (ns = "default") => `/api/v1/namespaces/${ns}/events`;
+export const DEPLOY = (name: string, ns = "default") => `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;

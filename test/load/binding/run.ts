@@ -1,0 +1,414 @@
+// Binding service load test: detection (templates + policies → bindings) and Work writing
+// (bindings → Works), each measured alone against the real Postgres and NATS, with the
+// service built in this process exactly as main.ts builds it (relay included).
+//   node --conditions=source --import tsx test/load/binding/run.ts [--scenario full|smoke] [--only detect|works]
+//        [--templates N] [--namespaces N] [--clusters N] [--concurrency N] [--pool N] [--paced-rate N] [--paced-count N]
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { applyDefaults, type KubeObject } from "@flotilla/api";
+import { buildApp, type App } from "@flotilla/binding";
+import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } from "@flotilla/events";
+import { silentLogger } from "@flotilla/log";
+import { ObjectStore, openDatabase } from "@flotilla/store";
+import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
+import { SCENARIOS, type Scenario } from "./scenarios.js";
+
+const { values } = parseArgs({
+  options: {
+    scenario: { type: "string", default: "full" },
+    only: { type: "string" },
+    templates: { type: "string" },
+    namespaces: { type: "string" },
+    clusters: { type: "string" },
+    concurrency: { type: "string" },
+    pool: { type: "string" },
+    "paced-rate": { type: "string" },
+    "paced-count": { type: "string" },
+  },
+});
+const base = SCENARIOS[values.scenario!];
+if (!base) throw new Error(`unknown scenario ${values.scenario}; one of ${Object.keys(SCENARIOS).join(", ")}`);
+const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
+const sc: Scenario & { pacedFixed: boolean } = {
+  ...base,
+  templates: num(values.templates, base.templates),
+  namespaces: num(values.namespaces, base.namespaces),
+  clusters: num(values.clusters, base.clusters),
+  concurrency: num(values.concurrency, base.concurrency),
+  pool: num(values.pool, base.pool),
+  pacedRate: num(values["paced-rate"], base.pacedRate),
+  pacedFixed: values["paced-rate"] !== undefined,
+  pacedCount: num(values["paced-count"], base.pacedCount),
+};
+
+const RB = "work.karmada.io/ResourceBinding";
+const WORK = "work.karmada.io/Work";
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function deployment(name: string, ns: string, i: number): KubeObject {
+  const app = i % 2 === 0 ? "web" : "api";
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: ns, labels: { app, tier: i % 3 === 0 ? "front" : "back" } },
+    spec: {
+      replicas: 1 + (i % 5),
+      selector: { matchLabels: { app } },
+      template: { metadata: { labels: { app } }, spec: { containers: [{ name: "app", image: "nginx:1.25", resources: { requests: { cpu: "100m", memory: "128Mi" } } }] } },
+    },
+  };
+}
+
+/** Per namespace: a kind-only PP, a label-selector PP that wins for app=web, and a CPP for everything (loses to the PPs). */
+function policies(namespaces: string[], clusters: string[]): KubeObject[] {
+  const placement = { clusterAffinity: { clusterNames: clusters }, replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted" } };
+  const out: KubeObject[] = [
+    { apiVersion: "policy.karmada.io/v1alpha1", kind: "ClusterPropagationPolicy", metadata: { name: "all-deployments" }, spec: { resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment" }], placement } },
+  ];
+  for (const ns of namespaces) {
+    out.push({ apiVersion: "policy.karmada.io/v1alpha1", kind: "PropagationPolicy", metadata: { name: "deployments", namespace: ns }, spec: { resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment" }], placement } });
+    out.push({ apiVersion: "policy.karmada.io/v1alpha1", kind: "PropagationPolicy", metadata: { name: "web", namespace: ns }, spec: { resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", labelSelector: { matchLabels: { app: "web" } } }], placement } });
+  }
+  return out.map((p) => applyDefaults(p, { now: new Date(), uuid: randomUUID }));
+}
+
+/** Runs `fn` over items with at most `n` at once. */
+async function pool<T>(items: T[], n: number, fn: (t: T, i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+function percentile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
+const cpuCol = (p: { self: number; machine: number }) => `${p.self.toFixed(0)}% / ${p.machine.toFixed(0)}%`;
+
+interface Env {
+  /** The service's store. */
+  store: ObjectStore;
+  /** The load generator's own store (its own pool, as the gateway would have). */
+  gen: ObjectStore;
+  sql: Awaited<ReturnType<typeof freshDatabase>>["sql"];
+  count(gk: string): Promise<number>;
+  unpublished(): Promise<number>;
+  app(run: { detector?: boolean; policy?: boolean; binding?: boolean }): Promise<App>;
+  close(): Promise<void>;
+}
+
+async function env(): Promise<Env> {
+  const db = await freshDatabase({ max: sc.pool });
+  const nc = await connectNats({ servers: NATS_URL });
+  const jsm = await jetstreamManager(nc);
+  const stream = uniqueName("LOADB").toUpperCase();
+  const prefix = uniqueName("loadb");
+  await ensureStream(jsm, { stream, prefix, maxAgeMs: 30 * 60_000 });
+  const store = new ObjectStore(db.sql);
+  const genDb = await openDatabase({ url: db.url, max: 8, create: false, migrate: false });
+  const gen = new ObjectStore(genDb.sql);
+  const relay = startRelay({ sql: db.sql, nc, stream, prefix, retentionMs: 0 });
+  const apps: App[] = [];
+  return {
+    store,
+    gen,
+    sql: db.sql,
+    count: async (gk) => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM objects WHERE gk = ${gk}`)[0]!.n,
+    unpublished: async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`)[0]!.n,
+    async app(run) {
+      const app = buildApp({
+        store,
+        sql: db.sql,
+        js: jetstream(nc),
+        stream,
+        prefix,
+        log: silentLogger(),
+        run,
+        settings: { detectorConcurrency: sc.concurrency, bindingConcurrency: sc.concurrency, resyncMs: 0 },
+      });
+      apps.push(app);
+      await app.start();
+      await app.consumer!.ready;
+      return app;
+    },
+    async close() {
+      for (const a of apps) await a.stop().catch(() => {});
+      await relay.stop();
+      await genDb.close();
+      await jsm.streams.delete(stream).catch(() => {});
+      await nc.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Busy and total jiffies of the whole machine (/proc/stat), to tell how much CPU others took meanwhile. */
+function machineCpu(): { busy: number; total: number } {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (line[3] ?? 0) + (line[4] ?? 0);
+    const total = line.reduce((a, b) => a + b, 0);
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+/** Samples memory until stopped; returns the peaks, and the CPU this process and the whole machine used meanwhile. */
+function memorySampler() {
+  let rss = 0;
+  let heap = 0;
+  const cpu0 = process.cpuUsage();
+  const m0 = machineCpu();
+  const w0 = performance.now();
+  const t = setInterval(() => {
+    const m = process.memoryUsage();
+    rss = Math.max(rss, m.rss);
+    heap = Math.max(heap, m.heapUsed);
+  }, 50);
+  return {
+    stop() {
+      clearInterval(t);
+      const cpu = process.cpuUsage(cpu0);
+      const m1 = machineCpu();
+      const wallMs = performance.now() - w0;
+      const ncpu = os.cpus().length;
+      // percent of one core; the machine figure covers Postgres, NATS and anything else running
+      const self = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+      const machine = m1.total > m0.total ? ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100 * ncpu : 0;
+      return { rss, heap, self, machine };
+    },
+  };
+}
+
+async function waitCount(e: Env, gk: string, n: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const c = await e.count(gk);
+    if (c >= n) return performance.now();
+    if (Date.now() > deadline) throw new Error(`timed out: ${c}/${n} ${gk}`);
+    await sleep(20);
+  }
+}
+
+async function drainOutbox(e: Env): Promise<void> {
+  while ((await e.unpublished()) > 0) await sleep(50);
+}
+
+/**
+ * Records when objects of a kind first exist: one query every 20 ms for the ones still awaited
+ * (a store watch would wait for every older transaction on the Postgres server to end).
+ */
+function firstSeen(e: Env, gk: string): { expect(ns: string, name: string): void; seen: Map<string, number>; stop(): void } {
+  const seen = new Map<string, number>();
+  const pending = new Set<string>();
+  let stopped = false;
+  void (async () => {
+    while (!stopped) {
+      if (pending.size > 0) {
+        const keys = [...pending];
+        const nss = keys.map((k) => k.slice(0, k.indexOf("/")));
+        const names = keys.map((k) => k.slice(k.indexOf("/") + 1));
+        // by primary key, so the poll stays cheap however many objects exist
+        const rows = await e.sql<{ k: string }[]>`
+          SELECT o.namespace || '/' || o.name AS k FROM unnest(${nss}::text[], ${names}::text[]) AS p(namespace, name)
+          JOIN objects o ON o.gk = ${gk} AND o.namespace = p.namespace AND o.name = p.name`;
+        const now = performance.now();
+        for (const r of rows) {
+          pending.delete(r.k);
+          seen.set(r.k, now);
+        }
+      }
+      await sleep(20);
+    }
+  })();
+  return { expect: (ns, name) => pending.add(`${ns}/${name}`), seen, stop: () => (stopped = true) };
+}
+
+interface Row {
+  phase: string;
+  items: string;
+  seconds: number;
+  rate: string;
+  p50: number;
+  p99: number;
+  latency: string;
+  rss: string;
+  heap: string;
+  cpu: string;
+}
+const rows: Row[] = [];
+
+async function detect(): Promise<void> {
+  const e = await env();
+  try {
+    const nss = Array.from({ length: sc.namespaces }, (_, i) => `ns-${i}`);
+    const clusters = Array.from({ length: sc.clusters }, (_, i) => `member${i + 1}`);
+    for (const p of policies(nss, clusters)) await e.gen.create(p);
+    const templates = Array.from({ length: sc.templates }, (_, i) => deployment(`app-${i}`, nss[i % nss.length]!, i));
+    const w0 = performance.now();
+    await pool(templates, 16, (t) => e.gen.create(t));
+    console.log(`detect: wrote ${sc.templates} Deployments and ${1 + 2 * sc.namespaces} policies in ${((performance.now() - w0) / 1000).toFixed(1)} s (service stopped)`);
+    await drainOutbox(e);
+
+    // burst: everything waits in the stream; start the detector and the policy controller and drain
+    const mem = memorySampler();
+    const t0 = performance.now();
+    const app = await e.app({ detector: true, policy: true });
+    const t1 = await waitCount(e, RB, sc.templates, 600_000);
+    const peak = mem.stop();
+    const secs = (t1 - t0) / 1000;
+    const pc = app.detector.snapshot().metrics.percentiles([0.5, 0.99]);
+    rows.push({ phase: "detect burst", items: `${sc.templates} bindings`, seconds: secs, rate: `${(sc.templates / secs).toFixed(0)} bindings/s`, p50: pc.p50!, p99: pc.p99!, latency: "reconcile", rss: mb(peak.rss), heap: mb(peak.heap), cpu: cpuCol(peak) });
+    // sanity: precedence held (app=web → PP "web", others → PP "deployments", none to the CPP)
+    const sample = (await e.store.list(RB, { namespace: "ns-0" })).items.slice(0, 200);
+    const wrong = sample.filter((b) => {
+      const name = b.metadata.annotations?.["propagationpolicy.karmada.io/name"];
+      const app = (b.spec?.resource?.name ?? "").replace("app-", "");
+      return name !== (Number(app) % 2 === 0 ? "web" : "deployments");
+    });
+    if (wrong.length) throw new Error(`${wrong.length} bindings claimed by the wrong policy`);
+
+    // the relay is still publishing the burst's own writes (claims, bindings): let it catch up first
+    const d0 = performance.now();
+    await drainOutbox(e);
+    console.log(`detect: the relay caught up with the burst's writes ${((performance.now() - d0) / 1000).toFixed(1)} s after the last binding`);
+    // paced: the service running, templates arriving at a fixed rate; latency = template written → binding seen.
+    // Unless given, the rate is half the burst throughput (capped by the scenario's), so the latency is not queueing.
+    const rate = sc.pacedFixed ? sc.pacedRate : Math.max(10, Math.min(sc.pacedRate, Math.floor(sc.templates / secs / 2)));
+    const watch = firstSeen(e, RB);
+    const written = new Map<string, number>();
+    const mem2 = memorySampler();
+    const p0 = performance.now();
+    const paced = Array.from({ length: sc.pacedCount }, (_, i) => deployment(`paced-${i}`, nss[i % nss.length]!, i));
+    await pool(paced, 64, async (t, i) => {
+      const due = p0 + (i * 1000) / rate;
+      if (due > performance.now()) await sleep(due - performance.now());
+      await e.gen.create(t);
+      written.set(`${t.metadata.namespace}/${t.metadata.name}-deployment`, performance.now());
+      watch.expect(t.metadata.namespace!, `${t.metadata.name}-deployment`);
+    });
+    await waitCount(e, RB, sc.templates + sc.pacedCount, 600_000);
+    await sleep(200);
+    watch.stop();
+    const seen = watch.seen;
+    const peak2 = mem2.stop();
+    const lat = [...written].map(([k, t]) => (seen.get(k) ?? NaN) - t).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    rows.push({ phase: `detect paced @${rate}/s`, items: `${sc.pacedCount} bindings`, seconds: (performance.now() - p0) / 1000, rate: `${rate}/s offered`, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), latency: "template → binding", rss: mb(peak2.rss), heap: mb(peak2.heap), cpu: cpuCol(peak2) });
+  } finally {
+    await e.close();
+  }
+}
+
+function binding(t: KubeObject, clusters: string[], i: number): KubeObject {
+  const replicas = (t.spec as { replicas: number }).replicas;
+  const split = clusters.map((name, j) => ({ name, replicas: Math.floor(replicas / clusters.length) + (j < replicas % clusters.length ? 1 : 0) })).filter((c) => c.replicas > 0);
+  return {
+    apiVersion: "work.karmada.io/v1alpha2",
+    kind: "ResourceBinding",
+    metadata: {
+      name: `${t.metadata.name}-deployment`,
+      namespace: t.metadata.namespace,
+      labels: { "resourcebinding.karmada.io/permanent-id": randomUUID() },
+      finalizers: ["karmada.io/binding-controller"],
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: t.metadata.name, uid: t.metadata.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      resource: { apiVersion: "apps/v1", kind: "Deployment", namespace: t.metadata.namespace, name: t.metadata.name, uid: t.metadata.uid, resourceVersion: t.metadata.resourceVersion },
+      replicas,
+      placement: { clusterAffinity: { clusterNames: clusters }, replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted" } },
+      clusters: i >= 0 ? clusters.map((name) => split.find((c) => c.name === name) ?? { name, replicas: 0 }) : [],
+    },
+  };
+}
+
+/** A scheduled binding, as the detector and the scheduler leave it. */
+async function writeBinding(store: ObjectStore, t: KubeObject, clusters: string[], i: number): Promise<void> {
+  const tt = await store.create(t);
+  const b = await store.create(binding(tt, clusters, i));
+  await store.updateStatus({ ...b, status: { schedulerObservedGeneration: 1, lastScheduledTime: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") } });
+}
+
+async function works(): Promise<void> {
+  const e = await env();
+  try {
+    const nss = Array.from({ length: sc.namespaces }, (_, i) => `ns-${i}`);
+    const clusters = Array.from({ length: sc.clusters }, (_, i) => `member${i + 1}`);
+    const n = Math.ceil(sc.templates / sc.clusters);
+    const templates = Array.from({ length: n }, (_, i) => deployment(`app-${i}`, nss[i % nss.length]!, i * 5 + 4)); // replicas 5: every cluster gets some
+    const w0 = performance.now();
+    await pool(templates, 16, (t, i) => writeBinding(e.gen, t, clusters, i));
+    console.log(`works: wrote ${n} Deployments and ${n} scheduled ResourceBindings (${sc.clusters} clusters each) in ${((performance.now() - w0) / 1000).toFixed(1)} s (service stopped)`);
+    await drainOutbox(e);
+
+    const total = n * sc.clusters;
+    const mem = memorySampler();
+    const t0 = performance.now();
+    const app = await e.app({ binding: true });
+    const t1 = await waitCount(e, WORK, total, 600_000);
+    const peak = mem.stop();
+    const secs = (t1 - t0) / 1000;
+    const pc = app.binding.snapshot().metrics.percentiles([0.5, 0.99]);
+    rows.push({ phase: "works burst", items: `${total} Works (${n} bindings)`, seconds: secs, rate: `${(total / secs).toFixed(0)} Works/s`, p50: pc.p50!, p99: pc.p99!, latency: "reconcile", rss: mb(peak.rss), heap: mb(peak.heap), cpu: cpuCol(peak) });
+
+    const d0 = performance.now();
+    await drainOutbox(e);
+    console.log(`works: the relay caught up with the burst's writes ${((performance.now() - d0) / 1000).toFixed(1)} s after the last Work`);
+    // paced: scheduled bindings arriving at a fixed rate (Works/s; half the burst throughput unless given);
+    // latency = binding scheduled → its last Work seen
+    const rate = sc.pacedFixed ? sc.pacedRate : Math.max(10, Math.min(sc.pacedRate, Math.floor(total / secs / 2)));
+    const watch = firstSeen(e, WORK);
+    const { workName } = await import("@flotilla/api");
+    const mem2 = memorySampler();
+    const written = new Map<string, number>();
+    const m = Math.ceil(sc.pacedCount / sc.clusters);
+    const paced = Array.from({ length: m }, (_, i) => deployment(`paced-${i}`, nss[i % nss.length]!, i * 5 + 4));
+    const p0 = performance.now();
+    await pool(paced, 64, async (t, i) => {
+      const due = p0 + (i * 1000 * sc.clusters) / rate;
+      if (due > performance.now()) await sleep(due - performance.now());
+      await writeBinding(e.gen, t, clusters, i);
+      written.set(t.metadata.name ?? "", performance.now());
+      for (const c of clusters) watch.expect(`karmada-es-${c}`, workName(t.metadata.namespace!, t.metadata.name!, "Deployment"));
+    });
+    await waitCount(e, WORK, total + m * sc.clusters, 600_000);
+    await sleep(200);
+    watch.stop();
+    const seen = watch.seen;
+    const peak2 = mem2.stop();
+    const lat = paced
+      .map((t) => {
+        const name = workName(t.metadata.namespace!, t.metadata.name!, "Deployment");
+        const last = Math.max(...clusters.map((c) => seen.get(`karmada-es-${c}/${name}`) ?? NaN));
+        return last - written.get(t.metadata.name!)!;
+      })
+      .filter((x) => !Number.isNaN(x))
+      .sort((a, b) => a - b);
+    rows.push({ phase: `works paced @${rate}/s`, items: `${m * sc.clusters} Works (${m} bindings)`, seconds: (performance.now() - p0) / 1000, rate: `${rate} Works/s offered`, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), latency: "binding scheduled → all its Works", rss: mb(peak2.rss), heap: mb(peak2.heap), cpu: cpuCol(peak2) });
+  } finally {
+    await e.close();
+  }
+}
+
+console.log(`load average at the start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log(
+  `binding load test: scenario ${sc.name}: ${sc.templates} templates over ${sc.namespaces} namespaces, ${sc.clusters} clusters per binding, concurrency ${sc.concurrency}, pool ${sc.pool}; ` +
+    `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), Node ${process.version}; Postgres, NATS and this process share the machine`,
+);
+if (!values.only || values.only === "detect") await detect();
+if (!values.only || values.only === "works") await works();
+console.log("\n| phase | items | seconds | throughput | p50 ms | p99 ms | latency measured | peak RSS MB | peak heap MB | CPU this process / whole machine (200% = 2 cores) |");
+console.log("|---|---|---|---|---|---|---|---|---|---|");
+for (const r of rows) console.log(`| ${r.phase} | ${r.items} | ${r.seconds.toFixed(2)} | ${r.rate} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.latency} | ${r.rss} | ${r.heap} | ${r.cpu} |`);
+console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+process.exit(0);
