@@ -1,4 +1,4 @@
-import { ConfigError, common, duration, loadConfig, type ConfigOf, type Schema } from "@flotilla/config";
+import { ConfigError, common, duration, int, loadConfig, type ConfigOf, type Schema } from "@flotilla/config";
 import { createLogger, type Logger } from "@flotilla/log";
 import { ObjectStore, openDatabase, type Database } from "@flotilla/store";
 import { connectNats, ensureStream, jetstream, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
@@ -7,6 +7,7 @@ import { connectNats, ensureStream, jetstream, startRelay, type JetStreamClient,
 export const serviceSchema = {
   ...common,
   OUTBOX_RETENTION: duration("15m", "how long published events stay readable for watches resuming from a resourceVersion"),
+  DATABASE_POOL_SIZE: int(8, { min: 1 }, "Postgres connections of the service (the outbox relay has two of its own)"),
 };
 
 export interface ServiceContext<C> {
@@ -48,12 +49,14 @@ export async function runService<S extends Schema>(name: string, schema: S, star
   }
   const cfg = Object.freeze({ ...base, ...own }) as ServiceConfig<S>;
   const log = createLogger({ name, level: cfg.LOG_LEVEL });
-  const db = await openDatabase({ url: cfg.DATABASE_URL });
+  const db = await openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE });
   const store = new ObjectStore(db.sql);
+  // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
+  const relayDb = await openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false });
   const nc = await connectNats({ servers: cfg.NATS_URL });
   await ensureStream(nc, { stream: cfg.EVENTS_STREAM, prefix: cfg.EVENTS_PREFIX });
   const relay = startRelay({
-    sql: db.sql,
+    sql: relayDb.sql,
     nc,
     stream: cfg.EVENTS_STREAM,
     prefix: cfg.EVENTS_PREFIX,
@@ -66,7 +69,7 @@ export async function runService<S extends Schema>(name: string, schema: S, star
     process.once(sig, () => {
       log.info({ signal: sig }, "shutting down");
       void Promise.allSettled([running.stop(), relay.stop()])
-        .then(() => Promise.allSettled([nc.drain(), db.close()]))
+        .then(() => Promise.allSettled([nc.drain(), db.close(), relayDb.close()]))
         .finally(() => process.exit(0));
     });
   }

@@ -24,5 +24,4 @@ export const configSchema = {
   MEMBER_WATCH_TIMEOUT: duration("5m", "member watches end after this and the informer lists again"),
   ESTIMATOR_TIMEOUT: duration("3s", "upper bound of one estimator call when the caller's deadline is later"),
   ESTIMATOR_SNAPSHOT_MAX_AGE: duration("15s", "a member's nodes and pods (refreshed by every status probe) older than this are listed again before an estimate"),
-  DATABASE_POOL_SIZE: int(8, { min: 1 }, "Postgres connections of the controllers (the outbox relay has its own pool)"),
 };

@@ -64,7 +64,7 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
   const db = await freshDatabase();
   const gwPort = await freePort();
   const estimatorPort = await freePort();
-  const base = { DATABASE_URL: db.url, NATS_URL, EVENTS_STREAM: uniqueName("E2E").toUpperCase(), EVENTS_PREFIX: uniqueName("e2e"), HOST: "127.0.0.1", LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...KNOBS, ...o.env };
+  const base = { DATABASE_URL: db.url, NATS_URL, EVENTS_STREAM: uniqueName("E2E").toUpperCase(), EVENTS_PREFIX: uniqueName("e2e"), HOST: "127.0.0.1", DATABASE_POOL_SIZE: "4", LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...KNOBS, ...o.env };
   const children: ChildProcess[] = [];
   let logs = "";
   const start = (name: string, env: Record<string, string>) => {
@@ -122,7 +122,7 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
         const l = await stack.list("/apis/cluster.karmada.io/v1alpha1/clusters");
         return l.length === 3 && l.every((c) => ready(c) === "True" && (c.spec?.taints ?? []).length === 0 && c.status?.apiEnablements?.length);
       },
-      { timeoutMs: 30_000, message: "three Ready, untainted clusters" },
+      { timeoutMs: 60_000, message: "three Ready, untainted clusters" },
     );
   } catch (e) {
     console.error(logs.slice(-20_000));

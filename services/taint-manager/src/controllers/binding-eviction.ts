@@ -22,9 +22,9 @@ function evictionMessage(dec: Extract<EvictionDecision, { kind: "evict" }>): str
 }
 
 /**
- * The NoExecute taint manager's binding side (key = `<cluster>/<binding key>`): re-reads the
- * cluster (shared reads at most CLUSTER_READ_TTL_MS old, see ClusterReader) and the binding
- * (always fresh), decides again, and evicts: with GRACEFUL_EVICTION upstream's
+ * The NoExecute taint manager's binding side (key = `<cluster>/<binding key>`): reads the
+ * cluster (a shared read at most CLUSTER_READ_TTL old, see ClusterReader) and the binding (the
+ * copy the taint manager just listed, else a fresh read), decides again, and evicts: with GRACEFUL_EVICTION upstream's
  * GracefulEvictCluster (the cluster leaves spec.clusters into a graceful-eviction task), else a
  * plain removal. Each eviction waits for its turn at the pacer. The write starts from the
  * binding just read and carries its resourceVersion; on a conflict (the scheduler, the
