@@ -7,7 +7,7 @@ import { createController, renderMetrics, wireWakeUps, type Controller, type Con
 import { BINDING_WITH_EVICTION_TASKS_INDEX, EventRecorder, bindingEvictingIndex, type ObjectStore } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { gracefulEviction, name as CONTROLLER } from "./controllers/graceful-eviction.js";
-import { ClusterReader } from "./controllers/cluster-reader.js";
+import { ClusterReader } from "@flotilla/store";
 import { GK, bindingKey, keyOf } from "./controllers/keys.js";
 
 export const COMPONENT = "eviction";

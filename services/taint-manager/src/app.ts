@@ -10,7 +10,7 @@ import { BINDING_EVICTION_CONTROLLER, bindingEvictionController } from "./contro
 import { CLUSTER_CONTROLLER, clusterController } from "./controllers/cluster.js";
 import type { ControllerDeps } from "./controllers/deps.js";
 import { GK } from "./controllers/keys.js";
-import { ClusterReader } from "./controllers/cluster-reader.js";
+import { ClusterReader } from "@flotilla/store";
 import { EvictionHints } from "./controllers/hints.js";
 import { EvictionPacer } from "./controllers/pacer.js";
 import { TAINT_MANAGER_CONTROLLER, taintManagerController } from "./controllers/taint-manager.js";

@@ -206,33 +206,32 @@ async function drainOutbox(e: Env): Promise<void> {
 }
 
 /**
- * Records when objects of a kind first exist: one query every 20 ms for the ones still awaited
- * (a store watch would wait for every older transaction on the Postgres server to end).
+ * Records when objects of a kind are first seen, reading the outbox's ADDED rows past a floor
+ * (the oldest transaction still running at the previous read: everything older was visible
+ * then) every 20 ms, so each read costs about what arrived since the last one. (A store watch
+ * would also wait for every older transaction on the Postgres server to end.)
  */
 function firstSeen(e: Env, gk: string): { expect(ns: string, name: string): void; seen: Map<string, number>; stop(): void } {
   const seen = new Map<string, number>();
-  const pending = new Set<string>();
   let stopped = false;
+  let floor = "0";
+  const started = (async () => {
+    floor = (await e.sql<{ x: string }[]>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x`)[0]!.x;
+  })();
   void (async () => {
+    await started;
     while (!stopped) {
-      if (pending.size > 0) {
-        const keys = [...pending];
-        const nss = keys.map((k) => k.slice(0, k.indexOf("/")));
-        const names = keys.map((k) => k.slice(k.indexOf("/") + 1));
-        // by primary key, so the poll stays cheap however many objects exist
-        const rows = await e.sql<{ k: string }[]>`
-          SELECT o.namespace || '/' || o.name AS k FROM unnest(${nss}::text[], ${names}::text[]) AS p(namespace, name)
-          JOIN objects o ON o.gk = ${gk} AND o.namespace = p.namespace AND o.name = p.name`;
-        const now = performance.now();
-        for (const r of rows) {
-          pending.delete(r.k);
-          seen.set(r.k, now);
-        }
-      }
+      const rows = await e.sql<{ x: string; k: string | null }[]>`
+        WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS x)
+        SELECT s.x, o.namespace || '/' || o.name AS k FROM s
+        LEFT JOIN outbox o ON o.rv >= ${floor}::bigint AND o.gk = ${gk} AND o.type = 'ADDED'`;
+      const now = performance.now();
+      for (const r of rows) if (r.k && !seen.has(r.k)) seen.set(r.k, now);
+      floor = rows[0]!.x;
       await sleep(20);
     }
   })();
-  return { expect: (ns, name) => pending.add(`${ns}/${name}`), seen, stop: () => (stopped = true) };
+  return { expect: () => {}, seen, stop: () => (stopped = true) };
 }
 
 interface Row {

@@ -5,7 +5,7 @@ import type { EventRecorder, ObjectStore } from "@flotilla/store";
 import type { Config } from "../config.js";
 import { assessTasks, taskTimeoutMs, type TaskOutcome } from "../logic/assess.js";
 import { clusterState, type ClusterState } from "../logic/cluster-state.js";
-import type { ClusterReader } from "./cluster-reader.js";
+import type { ClusterReader } from "@flotilla/store";
 import { parseBindingKey, refString } from "./keys.js";
 
 export const name = "graceful-eviction";

@@ -6,7 +6,7 @@ import { k8sTime } from "../logic/time.js";
 import { evictionDecision, type EvictionDecision } from "../logic/tolerations.js";
 import type { ControllerDeps } from "./deps.js";
 import { parseEvictionKey, refString } from "./keys.js";
-import type { ClusterReader } from "./cluster-reader.js";
+import type { ClusterReader } from "@flotilla/store";
 import type { EvictionHints } from "./hints.js";
 import type { EvictionPacer } from "./pacer.js";
 

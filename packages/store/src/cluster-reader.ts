@@ -1,13 +1,14 @@
-import type { Cluster } from "@flotilla/api";
-import type { ObjectStore } from "@flotilla/store";
-import { GK } from "./keys.js";
+import { KARMADA, groupKind, type Cluster } from "@flotilla/api";
+import type { ObjectStore } from "./store.js";
+
+const CLUSTER_GK = groupKind(KARMADA.cluster);
 
 /**
- * Cluster reads for the binding-eviction workers: a read younger than `ttlMs` is shared, and
- * concurrent reads of one cluster are one query. During a mass eviction every worker needs the
- * same cluster; this turns thousands of identical reads into a few per second. A decision may
- * so rest on a cluster read up to `ttlMs` old (an informer cache is as stale as its watch lag);
- * the binding itself is always read fresh, and `invalidate` forces the next read.
+ * Shared Cluster reads for workers that all need the same few clusters (a mass eviction names
+ * one cluster in thousands of bindings): a read younger than `ttlMs` is shared, and concurrent
+ * reads of one cluster are one query. A decision may so rest on a cluster read up to `ttlMs` old
+ * (an informer cache is as stale as its watch lag); `invalidate` (on a Cluster wake-up) forces
+ * the next read, so a recovery is seen at once.
  */
 export class ClusterReader {
   private readonly cache = new Map<string, { at: number; value: Promise<Cluster | undefined> }>();
@@ -22,7 +23,7 @@ export class ClusterReader {
     const t = this.now();
     const hit = this.cache.get(name);
     if (hit && t - hit.at < this.ttlMs) return hit.value;
-    const value = this.store.get<Cluster>({ gk: GK.cluster, namespace: "", name });
+    const value = this.store.get<Cluster>({ gk: CLUSTER_GK, namespace: "", name });
     value.catch(() => this.cache.delete(name));
     if (this.cache.size > 1000) this.cache.clear();
     this.cache.set(name, { at: t, value });
