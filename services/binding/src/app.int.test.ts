@@ -135,6 +135,32 @@ test("removing a cluster deletes its Work unless a graceful-eviction task names 
   }
 });
 
+test("a cluster scheduled again while its old Work is still being deleted gets a new Work once the old one is gone", async () => {
+  const env = await setup();
+  try {
+    await env.store.create(admit(nginxPropagation()));
+    await env.store.create(nginxDeployment());
+    await eventually(() => env.store.get(NGINX_RB));
+    const getWork = (c: string) => env.store.get<Work>({ gk: WORK, ...work(c) });
+    await schedule(env.store, NGINX_RB, [{ name: "member1", replicas: 1 }, { name: "member2", replicas: 2 }]);
+    await eventually(() => getWork("member2"));
+    await schedule(env.store, NGINX_RB, [{ name: "member1", replicas: 3 }]);
+    const old = await eventually(async () => ((await getWork("member2"))?.metadata.deletionTimestamp ? getWork("member2") : undefined));
+    await schedule(env.store, NGINX_RB, [{ name: "member1", replicas: 1 }, { name: "member2", replicas: 2 }]);
+    await sleep(300);
+    assert.equal((await getWork("member2"))?.metadata.uid, old.metadata.uid, "the deleting Work is left to finish");
+    await releaseWork(env.store, work("member2")); // the execution service removed the member object
+    const fresh = await eventually(async () => {
+      const w = await getWork("member2");
+      return w && w.metadata.uid !== old.metadata.uid ? w : undefined;
+    });
+    assert.equal(fresh.metadata.deletionTimestamp, undefined);
+    assert.equal(replicasOf(fresh), 2);
+  } finally {
+    await env.close();
+  }
+});
+
 test("status reported on the Works aggregates into the binding (aggregatedStatus, FullyApplied) and the Deployment (3/3)", async () => {
   const env = await setup();
   try {

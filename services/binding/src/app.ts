@@ -7,7 +7,7 @@ import { createController, renderMetrics, type Controller } from "@flotilla/runt
 import type { ObjectStore, Sql } from "@flotilla/store";
 import { DEFAULT_SETTINGS, type Settings } from "./config.js";
 import { bindingController } from "./controllers/binding.js";
-import { PolicyCache, SelfWrites } from "./controllers/caches.js";
+import { PolicyCache, ReconcileStarts, ReconciledVersions, SelfWrites } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
 import { resourceDetector } from "./controllers/detector.js";
 import { policyController } from "./controllers/policy.js";
@@ -67,6 +67,8 @@ export function buildApp(deps: AppDeps): App {
     uuid: deps.uuid ?? randomUUID,
     selfWrites: new SelfWrites(),
     policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
+    detectorStarts: new ReconcileStarts(),
+    detectorVersions: new ReconciledVersions(),
   };
   const run = deps.run ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding } : { detector: true, policy: true, binding: true };
   const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };

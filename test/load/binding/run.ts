@@ -117,7 +117,9 @@ async function env(): Promise<Env> {
   const store = new ObjectStore(db.sql);
   const genDb = await openDatabase({ url: db.url, max: 8, create: false, migrate: false });
   const gen = new ObjectStore(genDb.sql);
-  const relay = startRelay({ sql: db.sql, nc, stream, prefix, retentionMs: 0 });
+  // as runService does: the relay reads and marks the outbox on a pool of its own
+  const relayDb = await openDatabase({ url: db.url, max: 2, create: false, migrate: false });
+  const relay = startRelay({ sql: relayDb.sql, nc, stream, prefix, retentionMs: 0 });
   const apps: App[] = [];
   return {
     store,
@@ -144,6 +146,7 @@ async function env(): Promise<Env> {
     async close() {
       for (const a of apps) await a.stop().catch(() => {});
       await relay.stop();
+      await relayDb.close();
       await genDb.close();
       await jsm.streams.delete(stream).catch(() => {});
       await nc.close();
@@ -278,15 +281,24 @@ async function detect(): Promise<void> {
     });
     if (wrong.length) throw new Error(`${wrong.length} bindings claimed by the wrong policy`);
 
-    // the relay is still publishing the burst's own writes (claims, bindings): let it catch up first
+    // steady state before the paced phase: the relay has published the burst's own writes, and the
+    // policies' start-up fan-outs (every policy re-checks the templates it selects) are over
     const d0 = performance.now();
     await drainOutbox(e);
-    console.log(`detect: the relay caught up with the burst's writes ${((performance.now() - d0) / 1000).toFixed(1)} s after the last binding`);
+    const d1 = performance.now();
+    const busy = (c: App["policy"]) => c.snapshot().queueDepth + c.snapshot().inFlight > 0;
+    while (busy(app.policy) || busy(app.detector)) await sleep(50);
+    console.log(
+      `detect: after the last binding, the relay caught up in ${((d1 - d0) / 1000).toFixed(1)} s and the policy fan-outs ended ${((performance.now() - d0) / 1000).toFixed(1)} s after it ` +
+        `(${app.policy.snapshot().metrics.reconciles.done + app.policy.snapshot().metrics.reconciles.after} policy reconciles, ${app.detector.snapshot().metrics.reconciles.done} detector reconciles in all)`,
+    );
     // paced: the service running, templates arriving at a fixed rate; latency = template written → binding seen.
     // Unless given, the rate is half the burst throughput (capped by the scenario's), so the latency is not queueing.
     const rate = sc.pacedFixed ? sc.pacedRate : Math.max(10, Math.min(sc.pacedRate, Math.floor(sc.templates / secs / 2)));
     const watch = firstSeen(e, RB);
     const written = new Map<string, number>();
+    const r0 = { ...app.detector.snapshot().metrics.reconciles };
+    const q0 = { ...app.policy.snapshot().metrics.reconciles };
     const mem2 = memorySampler();
     const p0 = performance.now();
     const paced = Array.from({ length: sc.pacedCount }, (_, i) => deployment(`paced-${i}`, nss[i % nss.length]!, i));
@@ -301,6 +313,9 @@ async function detect(): Promise<void> {
     await sleep(200);
     watch.stop();
     const seen = watch.seen;
+    const r1 = app.detector.snapshot().metrics.reconciles;
+    const q1 = app.policy.snapshot().metrics.reconciles;
+    console.log(`detect paced: ${r1.done + r1.after + r1.error - r0.done - r0.after - r0.error} detector reconciles (${r1.error - r0.error} failed), ${q1.done + q1.after + q1.error - q0.done - q0.after - q0.error} policy reconciles (${q1.after - q0.after} timed out waiting)`);
     const peak2 = mem2.stop();
     const lat = [...written].map(([k, t]) => (seen.get(k) ?? NaN) - t).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
     rows.push({ phase: `detect paced @${rate}/s`, items: `${sc.pacedCount} bindings`, seconds: (performance.now() - p0) / 1000, rate: `${rate}/s offered`, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), latency: "template → binding", rss: mb(peak2.rss), heap: mb(peak2.heap), cpu: cpuCol(peak2) });

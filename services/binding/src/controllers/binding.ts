@@ -65,18 +65,15 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       const targets = targetClusters(b.spec);
       const completions = jobCompletions(t, b.spec, targets);
       const byNamespace = new Map(works.map((w) => [w.metadata.namespace ?? "", w]));
-      let waitForDeletion = false;
       const written = await Promise.all(
         targets.map(async (target) => {
           const w = workRefFor(t, target.name ?? "");
           const existing = byNamespace.get(w.namespace);
-          if (existing?.metadata.deletionTimestamp) {
-            waitForDeletion = true;
-            return existing;
-          }
           return ensureWork(d, t, b, target, completions?.get(target.name ?? ""), existing?.metadata.name === w.name ? existing : undefined, ctx);
         }),
       );
+      // a target's Work still being deleted (e.g. the cluster was dropped and is back): recreate it once gone
+      const waitForDeletion = written.some((w) => w?.metadata.deletionTimestamp);
       if (waitForDeletion) ctx.log.debug({}, "a target cluster's work is still being deleted; will recreate it");
 
       // every Work of the binding as it is now, for the status

@@ -33,6 +33,33 @@ export class SelfWrites {
   }
 }
 
+/**
+ * The newest version of each object a controller's completed reconcile was based on. An
+ * object's resourceVersions grow in commit order, so a wake-up for a version at or below it
+ * is already covered (a later wake-up brings a newer version). Only for controllers whose
+ * decision depends on that object alone plus what their own fan-outs cover (the detector and
+ * its template); bounded, and forgetting only costs a redundant reconcile.
+ */
+export class ReconciledVersions {
+  private readonly versions = new Map<string, bigint>();
+  constructor(private readonly max = 200_000) {}
+
+  note(key: string, rv: string | undefined): void {
+    if (!rv || !/^\d+$/.test(rv)) return;
+    const v = BigInt(rv);
+    const cur = this.versions.get(key);
+    if (cur !== undefined && cur >= v) return;
+    this.versions.delete(key);
+    this.versions.set(key, v);
+    if (this.versions.size > this.max) this.versions.delete(this.versions.keys().next().value!);
+  }
+
+  covers(key: string, rv: string | undefined): boolean {
+    const cur = this.versions.get(key);
+    return cur !== undefined && !!rv && /^\d+$/.test(rv) && BigInt(rv) <= cur;
+  }
+}
+
 /** Scopes of SelfWrites: who would otherwise be woken up by a write. */
 export const Scope = {
   detector: "detector",
@@ -54,6 +81,7 @@ export class PolicyCache {
   private readonly entries = new Map<string, { at: number; rv: bigint; items: AnyPropagationPolicy[] }>();
   private readonly generations = new Map<string, number>();
   private readonly inflight = new Map<string, Promise<{ rv: bigint; items: AnyPropagationPolicy[] }>>();
+  private readonly invalidations = new Map<string, { at: number; rv: bigint }>();
   constructor(
     private readonly store: ObjectStore,
     private readonly ttlMs: number,
@@ -63,10 +91,27 @@ export class PolicyCache {
     return gk === GK.propagationPolicy ? `pp|${namespace}` : "cpp";
   }
 
-  invalidate(gk: string, namespace: string): void {
+  /** Drops the scope's list; `rv` is the resourceVersion of the policy write that caused it. */
+  invalidate(gk: string, namespace: string, rv?: string): void {
     const k = PolicyCache.key(gk, namespace);
     this.entries.delete(k);
     this.generations.set(k, (this.generations.get(k) ?? 0) + 1);
+    if (rv && /^\d+$/.test(rv)) {
+      const prev = this.invalidations.get(k);
+      const r = BigInt(rv);
+      if (!prev || prev.rv <= r) this.invalidations.set(k, { at: performance.now(), rv: r });
+    }
+  }
+
+  /**
+   * Since when (performance.now()) every policy list this replica reads for the scope includes
+   * the policy at resourceVersion `policyRv` (or a later version): the time this replica dropped
+   * the scope for that write or a later one; undefined when it has not seen such a write.
+   */
+  visibleSince(gk: string, namespace: string, policyRv: string | undefined): number | undefined {
+    const inv = this.invalidations.get(PolicyCache.key(gk, namespace));
+    if (!inv || !policyRv || !/^\d+$/.test(policyRv) || inv.rv < BigInt(policyRv)) return undefined;
+    return inv.at;
   }
 
   /** The policies of the scope; with `writtenRv` (a template's resourceVersion), as of a moment after it. */
@@ -93,5 +138,21 @@ export class PolicyCache {
     } finally {
       if (this.inflight.get(k) === p) this.inflight.delete(k);
     }
+  }
+}
+
+/** When the detector last started reconciling each template (bounded; forgetting only costs a redundant reconcile). */
+export class ReconcileStarts {
+  private readonly starts = new Map<string, number>();
+  constructor(private readonly max = 200_000) {}
+
+  mark(key: string): void {
+    this.starts.delete(key);
+    this.starts.set(key, performance.now());
+    if (this.starts.size > this.max) this.starts.delete(this.starts.keys().next().value!);
+  }
+
+  get(key: string): number | undefined {
+    return this.starts.get(key);
   }
 }

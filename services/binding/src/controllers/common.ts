@@ -10,7 +10,7 @@ import {
 } from "@flotilla/api";
 import { refOf, type ObjectStore } from "@flotilla/store";
 import type { Settings } from "../config.js";
-import type { PolicyCache, SelfWrites } from "./caches.js";
+import type { PolicyCache, ReconcileStarts, ReconciledVersions, SelfWrites } from "./caches.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
 import { GK, type Ref } from "../logic/keys.js";
@@ -28,6 +28,10 @@ export interface ControllerDeps {
   selfWrites: SelfWrites;
   /** Policy lists for choosing the policy of unclaimed templates. */
   policies: PolicyCache;
+  /** When the detector last started on each template. */
+  detectorStarts: ReconcileStarts;
+  /** The template versions the detector's completed reconciles were based on. */
+  detectorVersions: ReconciledVersions;
 }
 
 export function policyGk(kind: PolicyKind): string {

@@ -24,9 +24,15 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
   return {
     name: detectorName,
     async reconcile(key, ctx) {
+      d.detectorStarts.mark(key);
       const t = await d.store.get(parseRefKey(key));
-      if (!t || t.metadata.deletionTimestamp) return done(); // the binding goes with its owner
-      if (isIgnoredTemplate(t, d.skipped)) return done();
+      if (!t) return done(); // the binding goes with its owner
+      // from here on, every outcome that is not an error covers this version of the template
+      const covered = (rv = t.metadata.resourceVersion) => {
+        d.detectorVersions.note(key, rv);
+        return done();
+      };
+      if (t.metadata.deletionTimestamp || isIgnoredTemplate(t, d.skipped)) return covered();
 
       const claim = claimOf(t.metadata);
       if (claim) {
@@ -35,19 +41,17 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
           // the claiming policy is gone: let go, and the write wakes this template up to look again
           ctx.log.info({ policy: claim }, "claiming policy is gone; releasing template");
           await releaseTemplate(d.store, t, claim.kind, claim.id);
-          return done();
+          return covered();
         }
         if (policy.metadata.deletionTimestamp) throw new Error(`claiming ${claim.kind} ${claim.namespace ? claim.namespace + "/" : ""}${claim.name} is being deleted`);
         // e.g. the template's labels no longer match: the policy controller releases it
-        if (!matchesAnySelector(t, policy.spec?.resourceSelectors)) return done();
-        await applyPolicy(d, t, policy, false, ctx);
-        return done();
+        if (!matchesAnySelector(t, policy.spec?.resourceSelectors)) return covered();
+        return covered(await applyPolicy(d, t, policy, false, ctx));
       }
 
       const policy = await choosePolicy(d, t);
-      if (!policy) return done(); // waits: a new or changed policy enqueues it
-      await applyPolicy(d, t, policy, true, ctx);
-      return done();
+      if (!policy) return covered(); // waits: a new or changed policy enqueues it
+      return covered(await applyPolicy(d, t, policy, true, ctx));
     },
   };
 }
@@ -66,13 +70,14 @@ async function choosePolicy(d: ControllerDeps, t: KubeObject): Promise<AnyPropag
 }
 
 /**
- * ApplyPolicy / ApplyClusterPolicy: claim the template, then create or update its binding.
+ * ApplyPolicy / ApplyClusterPolicy: claim the template, then create or update its binding;
+ * returns the template version this covers.
  * After writing a claim the policy is read again: deleted or being deleted meanwhile (its
  * controller may have listed the templates it claims just before this claim landed), the
  * claim is withdrawn and the template looks again; otherwise the binding is built from what
  * the policy says now.
  */
-async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, unclaimed: boolean, ctx: ReconcileContext): Promise<void> {
+async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, unclaimed: boolean, ctx: ReconcileContext): Promise<string | undefined> {
   let p: AnyPropagationPolicy;
   try {
     p = await ensurePolicyFinalizer(d, policy);
@@ -91,7 +96,7 @@ async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagat
       // withdrawn: this write wakes the template up again to choose anew
       await releaseTemplate(d.store, template, claim.kind, claim.id);
       ctx.log.debug({ policy: claim }, "policy changed while claiming; claim withdrawn");
-      return;
+      return t.metadata.resourceVersion;
     }
     p = fresh;
     // this claim's wake-up is news to nobody here: the binding written next carries it on
@@ -99,6 +104,7 @@ async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagat
     ctx.log.info({ policy: { kind: claim.kind, namespace: claim.namespace || undefined, name: claim.name } }, "claimed template");
   }
   await upsertBinding(d, template, p, unclaimed, ctx);
+  return template.metadata.resourceVersion;
 }
 
 /**

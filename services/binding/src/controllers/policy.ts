@@ -83,10 +83,15 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
         keys.add(refKey(tref));
       }
 
-      // templates waiting for a policy
+      // templates waiting for a policy; not those the detector here started on since its policy
+      // lists include this version of the policy (they already considered it)
+      const since = d.policies.visibleSince(ref.gk, ref.namespace, policy.metadata.resourceVersion);
       for (const t of selected) {
         if (claimOf(t.metadata) || isIgnoredTemplate(t, d.skipped) || t.metadata.deletionTimestamp) continue;
-        keys.add(refKey(toRef(t)));
+        const k = refKey(toRef(t));
+        const started = d.detectorStarts.get(k);
+        if (since !== undefined && started !== undefined && started > since) continue;
+        keys.add(k);
       }
 
       if (keys.size === 0) {
@@ -120,8 +125,8 @@ async function derivedBindings(d: ControllerDeps, p: AnyPropagationPolicy, kind:
 
 /**
  * The templates the selectors could pick, read per selector: by name, or by kind (and
- * namespace) with the label selector; a PP only looks in its own namespace. Extra
- * `claimRequirements` narrow the read (e.g. to what one policy claimed).
+ * namespace) with the label selector; a PP only looks in its own namespace. With `claimLabel`,
+ * instead every template of the selected kinds carrying that claim (what one policy claimed).
  */
 async function selectedTemplates(d: ControllerDeps, p: AnyPropagationPolicy, kind: PolicyKind, selectors: readonly ResourceSelector[], claimLabel?: { key: string; id: string }): Promise<KubeObject[]> {
   const out = new Map<string, KubeObject>();
@@ -161,9 +166,18 @@ async function releaseAll(d: ControllerDeps, p: AnyPropagationPolicy, kind: Poli
     if (t) templates.set(refKey(tref), t);
     else await stripClaim(d.store, toRef(b), kind, id);
   }
-  for (const t of templates.values()) await releaseTemplate(d.store, t, kind, id);
+  const all = [...templates.values()];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(RELEASE_CONCURRENCY, all.length) }, async () => {
+      while (next < all.length) await releaseTemplate(d.store, all[next++]!, kind, id);
+    }),
+  );
   return templates.size;
 }
+
+/** Claims released at once when a policy goes. */
+const RELEASE_CONCURRENCY = 16;
 
 /** Resolves true once every promise resolved, false if `ms` passes first; rejects if one rejects. */
 async function waitAll(ps: Promise<void>[], ms: number): Promise<boolean> {

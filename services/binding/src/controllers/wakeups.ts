@@ -12,7 +12,7 @@ import type { ObjectStore } from "@flotilla/store";
 import { bindingRefFor } from "../logic/binding.js";
 import { GK, refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
-import { Scope, type PolicyCache, type SelfWrites } from "./caches.js";
+import { Scope, type PolicyCache, type ReconciledVersions, type SelfWrites } from "./caches.js";
 
 /** The keys one wake-up concerns, per controller. */
 export interface Routed {
@@ -31,9 +31,13 @@ export interface Routed {
  *   store; a Work already gone needs nothing: its binding saw it being deleted);
  * - anything else (Clusters, Events, ...): nothing.
  * The wake-up of a write this process made is not routed to the controllers it tells nothing
- * (see SelfWrites); a policy wake-up drops the cached policy list of its scope.
+ * (see SelfWrites), nor a template version the detector already reconciled (see
+ * ReconciledVersions); a policy wake-up drops the cached policy list of its scope.
  */
-export async function routeWakeUp(w: WakeUp, d: { store: ObjectStore; skipped: readonly RegExp[]; selfWrites: SelfWrites; policies: PolicyCache }): Promise<Routed> {
+export async function routeWakeUp(
+  w: WakeUp,
+  d: { store: ObjectStore; skipped: readonly RegExp[]; selfWrites: SelfWrites; policies: PolicyCache; detectorVersions: ReconciledVersions },
+): Promise<Routed> {
   const out: Routed = { detector: [], policy: [], binding: [] };
   const type = resourceByKind(w.apiVersion ?? "", w.kind ?? "");
   if (!type) return out;
@@ -43,7 +47,7 @@ export async function routeWakeUp(w: WakeUp, d: { store: ObjectStore; skipped: r
   switch (gk) {
     case GK.propagationPolicy:
     case GK.clusterPropagationPolicy:
-      d.policies.invalidate(gk, namespace);
+      d.policies.invalidate(gk, namespace, w.resourceVersion);
       out.policy.push(refKey({ gk, namespace, name }));
       return out;
     case GK.resourceBinding:
@@ -66,7 +70,8 @@ export async function routeWakeUp(w: WakeUp, d: { store: ObjectStore; skipped: r
   }
   if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
   const key = refKey({ gk, namespace, name });
-  if (!d.selfWrites.consume(Scope.detector, key, w.resourceVersion)) out.detector.push(key);
+  const covered = d.detectorVersions.covers(key, w.resourceVersion);
+  if (!d.selfWrites.consume(Scope.detector, key, w.resourceVersion) && !covered) out.detector.push(key);
   if (!d.selfWrites.consume(Scope.binding, key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
   return out;
 }

@@ -8,7 +8,7 @@ import { jetstream } from "@flotilla/events";
 import { buildExecution } from "@flotilla/execution";
 import { startSimulator } from "@flotilla/member-sim";
 import { eventually } from "@flotilla/testkit";
-import { RB, admit, log, nginxDeployment, nginxPropagation, schedule, setup } from "./int.test-support.js";
+import { RB, admit, log, nginxDeployment, nginxPropagation, schedule, setup } from "../../../services/binding/src/int.test-support.js";
 
 test("with the execution service and simulated members, the seed's nginx Deployment reports 3/3 ready", async () => {
   const env = await setup();
