@@ -6,3 +6,4 @@ export * from "./names.js";
 export * from "./decode.js";
 export * from "./defaults.js";
 export * from "./validate.js";
+export * from "./quantity.js";

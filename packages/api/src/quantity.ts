@@ -12,7 +12,7 @@ const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|E
 export class QuantityError extends Error {
   override readonly name = "QuantityError";
   constructor(readonly quantity: unknown) {
-    super(`not a quantity: ${JSON.stringify(quantity)}`);
+    super(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(quantity)}`);
   }
 }
 
