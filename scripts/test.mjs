@@ -33,9 +33,12 @@ function runBatch(b) {
       process.stdout.write(d);
       tail = (tail + d).slice(-4000);
     });
-    child.on("exit", (code) => {
+    // "close", not "exit": only then has all of the child's output (and its summary) been read
+    child.on("close", (code) => {
       const count = (k) => Number(new RegExp(`^# ${k} (\\d+)$`, "m").exec(tail)?.[1] ?? 0);
-      resolve({ code: code ?? 1, pass: count("pass"), fail: count("fail") + count("cancelled"), skipped: count("skipped") });
+      const summarized = /^# tests \d+$/m.test(tail);
+      if (!summarized) console.error(`> ${b.name}: the test runner printed no summary`);
+      resolve({ code: summarized ? (code ?? 1) : 1, pass: count("pass"), fail: count("fail") + count("cancelled"), skipped: count("skipped") });
     });
   });
 }
