@@ -13,6 +13,8 @@ export interface ClusterEstimate {
   name: string;
   maxReplicas: number;
   error?: string;
+  /** Age of the member snapshot behind the answer (absent from estimators that do not say). */
+  snapshotAgeMs?: number;
 }
 
 export interface EstimatorClientOptions {
@@ -50,7 +52,14 @@ export class EstimatorClient {
     return new Promise((resolve, reject) => {
       this.client.maxAvailableReplicas(req, new grpc.Metadata(), { deadline }, (err, res) => {
         if (err) return reject(err);
-        resolve(res.clusters.map((c) => ({ name: c.name, maxReplicas: c.maxReplicas, ...(c.error ? { error: c.error } : {}) })));
+        resolve(
+          res.clusters.map((c) => ({
+            name: c.name,
+            maxReplicas: c.maxReplicas,
+            ...(c.error ? { error: c.error } : {}),
+            ...(c.snapshotAgeMs !== undefined ? { snapshotAgeMs: Number(c.snapshotAgeMs) } : {}),
+          })),
+        );
       });
     });
   }

@@ -6,3 +6,4 @@ export * from "./metrics.js";
 export * from "./controller.js";
 export * from "./wakeups.js";
 export * from "./service.js";
+export * from "./informer.js";

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Cluster, ReplicaRequirements } from "@flotilla/api";
-import { allocatableReplicas, allowedPods, estimateByResourceModels, generalEstimate } from "./estimator.js";
+import { allocatableReplicas, allowedPods, assumedReplicas, compileRequest, estimateByResourceModels, generalEstimate } from "./estimator.js";
 import { makeBinding, makeCluster } from "./fixtures.js";
 import { MAX_INT32 } from "./types.js";
 
@@ -85,4 +85,44 @@ test("a negative external estimate is ignored", () => {
 test("without the general estimator an unanswered cluster is bounded by the replicas", () => {
   const estimates = new Map([["a", 3]]);
   assert.deepEqual(allocatableReplicas(clusters, makeBinding({ replicas: 5 }).spec!, { estimates, general: false }), [3, 5, 5]);
+});
+
+const load = (pods: number, resources: Record<string, number> = {}) => ({ pods, resources });
+
+const withAssumed: Array<[string, Cluster, Record<string, string> | undefined, ReturnType<typeof load>, number]> = [
+  ["assumed pods come off the free pods", makeCluster("c", { pods: 10 }), undefined, load(4), 6],
+  ["assumed cpu comes off the free cpu before dividing", makeCluster("c", { cpu: "2", pods: 110 }), { cpu: "300m" }, load(2, { cpu: 600 }), 4],
+  ["an assumed load larger than the cluster leaves nothing", makeCluster("c", { cpu: "1", pods: 110 }), { cpu: "100m" }, load(20, { cpu: 2000 }), 0],
+  ["an assumed resource the binding does not request only costs its pods", makeCluster("c", { cpu: "8", pods: 10 }), { cpu: "1" }, load(3, { memory: 1e12 }), 7],
+  ["resource models lose the assumed replicas", modelled([0, 2, 0]), { cpu: "1", memory: "2Gi" }, load(1, { cpu: 1000, memory: 2 * 2 ** 30 }), 1],
+];
+for (const [name, cluster, request, assumed, want] of withAssumed) {
+  test(name, () => {
+    const spec = makeBinding({ replicas: 3, resourceRequest: request }).spec!;
+    assert.deepEqual(allocatableReplicas([cluster], spec, { assumed: new Map([["c", assumed], ["m", assumed]]) }), [want]);
+  });
+}
+
+const displaced: Array<[string, ReturnType<typeof load> | undefined, Record<string, string> | undefined, number]> = [
+  ["no load displaces nothing", undefined, { cpu: "100m" }, 0],
+  ["without a request only the pods count", load(5, { cpu: 5000 }), undefined, 5],
+  ["a resource displaces its load divided by the request, rounded up", load(1, { cpu: 250 }), { cpu: "100m" }, 3],
+  ["the largest displacement over pods and resources wins", load(7, { cpu: 250, memory: 1 }), { cpu: "100m", memory: "1Gi" }, 7],
+];
+for (const [name, l, request, want] of displaced) {
+  test(name, () => assert.equal(assumedReplicas(l, request ? compileRequest(request) : undefined), want));
+}
+
+test("an external estimate loses the assumed replicas of this binding's size", () => {
+  const spec = makeBinding({ replicas: 5, resourceRequest: { cpu: "100m" } }).spec!;
+  const big = [makeCluster("a", { cpu: "100", pods: 1000 }), makeCluster("b", { cpu: "100", pods: 1000 })];
+  const estimates = new Map([["a", 40], ["b", 40]]);
+  const assumed = new Map([["a", load(3, { cpu: 300 })]]);
+  assert.deepEqual(allocatableReplicas(big, spec, { estimates, assumed }), [37, 40]);
+  assert.deepEqual(allocatableReplicas(big, spec, { estimates, assumed: new Map([["a", load(50, { cpu: 5000 })]]) }), [0, 40]);
+});
+
+test("an empty assumed map changes nothing", () => {
+  const spec = makeBinding({ replicas: 5 }).spec!;
+  assert.deepEqual(allocatableReplicas(clusters, spec, { assumed: new Map() }), allocatableReplicas(clusters, spec));
 });

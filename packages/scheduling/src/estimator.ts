@@ -31,11 +31,40 @@ export function compileRequest(request: ResourceList): CompiledRequest[] {
   return out;
 }
 
-function summaryBound(facts: ClusterFacts, request: readonly CompiledRequest[]): number {
+/**
+ * What a cluster has been promised and has not reported yet: replicas the scheduler assigned
+ * there whose pods the member's capacity reports do not count (see the scheduler's assumed
+ * ledger). `pods` is a pod count; `resources` are in the estimator's unit (millicores for cpu,
+ * whole units otherwise), per resource name.
+ */
+export interface AssumedLoad {
+  readonly pods: number;
+  readonly resources: Readonly<Record<string, number>>;
+}
+
+/**
+ * How many replicas of this request an assumed load takes away from an estimate made without
+ * it: the most over its pods and each requested resource (rounded up).
+ */
+export function assumedReplicas(load: AssumedLoad | undefined, request: readonly CompiledRequest[] | undefined): number {
+  if (!load) return 0;
+  let n = load.pods > 0 ? load.pods : 0;
+  for (const r of request ?? []) {
+    const used = load.resources[r.key];
+    if (used && used > 0) {
+      const k = Math.ceil(used / r.amount);
+      if (k > n) n = k;
+    }
+  }
+  return n;
+}
+
+function summaryBound(facts: ClusterFacts, request: readonly CompiledRequest[], load?: AssumedLoad): number {
   if (!facts.cluster.status?.resourceSummary) return 0;
   let max = Infinity;
   for (const r of request) {
-    const free = facts.free(r.key);
+    let free = facts.free(r.key);
+    if (free > 0 && load) free -= load.resources[r.key] ?? 0;
     if (free <= 0) return 0;
     const bound = floorDiv(free, r.amount);
     if (bound < max) max = bound;
@@ -108,18 +137,19 @@ export function generalEstimate(cluster: Cluster, requirements: ReplicaRequireme
   return estimateCompiled(clusterFacts(cluster), requirements ? compileRequest(requirements.resourceRequest) : undefined);
 }
 
-function estimateCompiled(facts: ClusterFacts, request: readonly CompiledRequest[] | undefined): number {
+function estimateCompiled(facts: ClusterFacts, request: readonly CompiledRequest[] | undefined, load?: AssumedLoad): number {
   const cluster = facts.cluster;
   const summary = cluster.status?.resourceSummary;
   if (!summary) return 0;
-  const pods = facts.allowedPods;
+  const pods = facts.allowedPods - (load && load.pods > 0 ? load.pods : 0);
   if (pods <= 0) return 0;
   if (!request) return Math.min(pods, MAX_INT32);
   if (summary.allocatableModelings?.length) {
+    // the models describe whole nodes: the assumed load takes replicas off their answer
     const byModels = modelsBound(cluster, request);
-    if (byModels !== undefined) return Math.min(pods, byModels, MAX_INT32);
+    if (byModels !== undefined) return Math.max(0, Math.min(pods, byModels - assumedReplicas(load, request), MAX_INT32));
   }
-  return Math.min(pods, summaryBound(facts, request), MAX_INT32);
+  return Math.min(pods, summaryBound(facts, request, load), MAX_INT32);
 }
 
 /** Estimator inputs besides the clusters. */
@@ -128,6 +158,12 @@ export interface EstimateOptions {
   estimates?: ReadonlyMap<string, number>;
   /** Use the general estimator on `resourceSummary` (default true). */
   general?: boolean;
+  /**
+   * Per-cluster load assigned but not yet in the member's reports: subtracted from every
+   * estimate (from the summary per resource, from an external answer as replicas of this
+   * binding's request). Absent or empty: upstream's estimate exactly.
+   */
+  assumed?: ReadonlyMap<string, AssumedLoad>;
 }
 
 /**
@@ -146,11 +182,14 @@ export function allocatableReplicas(
   const general = o.general !== false;
   const external = o.estimates;
   const request = spec.replicaRequirements ? compileRequest(spec.replicaRequirements.resourceRequest) : undefined;
+  const assumed = o.assumed?.size ? o.assumed : undefined;
   for (let i = 0; i < clusters.length; i++) {
     const c = clusters[i];
+    const load = assumed?.get(c.metadata.name ?? "");
     let v = MAX_INT32;
-    if (general) v = Math.min(v, estimateCompiled(facts[i], request));
-    const e = external?.get(c.metadata.name ?? "");
+    if (general) v = Math.min(v, estimateCompiled(facts[i], request, load));
+    let e = external?.get(c.metadata.name ?? "");
+    if (e !== undefined && e >= 0 && load) e = Math.max(0, e - assumedReplicas(load, request));
     if (e !== undefined && e >= 0 && e < v) v = Math.floor(e);
     out[i] = v === MAX_INT32 ? (spec.replicas ?? 0) : v;
   }

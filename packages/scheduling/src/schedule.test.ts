@@ -322,3 +322,44 @@ test("results are sorted by cluster name", () => {
   const r = run({ replicas: 1, placement: { replicaScheduling: divided.duplicated() } }, clusters);
   assert.deepEqual(r.clusters.map((t: TargetCluster) => t.name), ["alpha", "mid", "zeta"]);
 });
+
+// --- the assumed load: a burst spreads instead of piling onto the same clusters ---
+
+test("a burst of bindings over equal clusters spreads when each decision's load is assumed", () => {
+  const clusters = ["a", "b", "c", "d", "e", "f"].map((n) => makeCluster(n, { cpu: "2", pods: 110 }));
+  const placement: Placement = { spreadConstraints: [{ spreadByField: "cluster", minGroups: 2, maxGroups: 2 }], replicaScheduling: divided.dynamic() };
+  const assumed = new Map<string, { pods: number; resources: Record<string, number> }>();
+  const used = new Map<string, number>();
+  for (let i = 0; i < 6; i++) {
+    const r = run({ name: `app${i}`, replicas: 3, resourceRequest: { cpu: "200m" }, placement }, clusters, { assumed });
+    assert.equal(r.condition.reason, "Success");
+    for (const t of r.clusters) {
+      const n = t.name!;
+      used.set(n, (used.get(n) ?? 0) + t.replicas!);
+      const prev = assumed.get(n) ?? { pods: 0, resources: {} };
+      assumed.set(n, { pods: prev.pods + t.replicas!, resources: { cpu: (prev.resources.cpu ?? 0) + 200 * t.replicas! } });
+    }
+  }
+  // 18 replicas of 200m over six clusters of 10 each: nobody is asked for more than it has
+  assert.equal([...used.values()].reduce((a, b) => a + b, 0), 18);
+  assert.ok(used.size >= 5, `used ${JSON.stringify([...used])}`);
+  for (const [n, v] of used) assert.ok(v <= 10, `${n} got ${v}`);
+});
+
+test("without an assumed load the same burst piles onto the first clusters (upstream)", () => {
+  const clusters = ["a", "b", "c", "d"].map((n) => makeCluster(n, { cpu: "2", pods: 110 }));
+  const placement: Placement = { spreadConstraints: [{ spreadByField: "cluster", minGroups: 2, maxGroups: 2 }], replicaScheduling: divided.dynamic() };
+  const picks = new Set<string>();
+  for (let i = 0; i < 4; i++) for (const t of run({ name: `app${i}`, replicas: 3, resourceRequest: { cpu: "200m" }, placement }, clusters).clusters) picks.add(t.name!);
+  assert.deepEqual([...picks].sort(), ["a", "b"]);
+});
+
+test("a decision lists the replicas the assumed load took off each feasible cluster", () => {
+  const clusters = [makeCluster("a", { cpu: "2" }), makeCluster("b", { cpu: "2" })];
+  const r = run({ replicas: 2, resourceRequest: { cpu: "500m" }, placement: { replicaScheduling: divided.dynamic() } }, clusters, { assumed: new Map([["a", { pods: 1, resources: { cpu: 1000 } }]]) });
+  const byName = Object.fromEntries(r.scores.map((e) => [e.name, e]));
+  assert.equal(byName.a.assumedReplicas, 2);
+  assert.equal(byName.a.allocatableReplicas, 2);
+  assert.equal(byName.b.assumedReplicas, undefined);
+  assert.equal(byName.b.allocatableReplicas, 4);
+});

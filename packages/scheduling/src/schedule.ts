@@ -1,9 +1,9 @@
 import type { AnyResourceBinding, Cluster, TargetCluster } from "@flotilla/api";
 import { assignReplicas } from "./assign.js";
 import { FitError, SchedulingError, wrapError, type ErrorKind } from "./errors.js";
-import { allocatableReplicas } from "./estimator.js";
+import { allocatableReplicas, assumedReplicas, compileRequest, type AssumedLoad } from "./estimator.js";
+import { isWorkload, rescheduleRequired, startAffinityIndex } from "./placement.js";
 import { buildContext, buildFramework, runFilters, runScores, type Framework, type PluginReason, type PluginTimings } from "./framework.js";
-import { rescheduleRequired, startAffinityIndex } from "./placement.js";
 import { inTreeRegistry } from "./registry.js";
 import { selectClusters, sortCandidates, type Candidate } from "./select.js";
 import type { Registry, SchedulingContext } from "./types.js";
@@ -19,6 +19,8 @@ export interface ScheduleInput {
   clusters: readonly Cluster[];
   /** Per-cluster available replicas from an external estimator; negative means "no answer". */
   estimates?: ReadonlyMap<string, number>;
+  /** Per-cluster load assigned but not yet reported by the member, taken off every estimate. */
+  assumed?: ReadonlyMap<string, AssumedLoad>;
   /** Plugin selection, e.g. `"*"` (default) or `"*,-ClusterLocality"`. */
   enabled?: string;
   /** Plugins to choose from; default the in-tree registry. */
@@ -42,6 +44,8 @@ export interface ClusterEvaluation {
   allocatableReplicas: number;
   /** `allocatableReplicas` plus the replicas the binding already has there. */
   availableReplicas: number;
+  /** Replicas of this binding's size that the assumed load took off the estimate (absent when none). */
+  assumedReplicas?: number;
   /** With overflow terms in play: 0 for the primary term, i for the i-th overflow term; otherwise 0. */
   overflowOrder: number;
   /** Chosen by the spread-constraint selection (it may still end with 0 replicas). */
@@ -120,7 +124,7 @@ interface IndexedCandidate extends Candidate {
   readonly index: number;
 }
 
-function evaluations(candidates: readonly IndexedCandidate[], plugins: ReadonlyArray<Record<string, number>>, selected: readonly Candidate[] | undefined): ClusterEvaluation[] {
+function evaluations(candidates: readonly IndexedCandidate[], plugins: ReadonlyArray<Record<string, number>>, selected: readonly Candidate[] | undefined, assumed: readonly number[] | undefined): ClusterEvaluation[] {
   const chosen = new Uint8Array(candidates.length);
   if (selected) for (const c of selected) chosen[(c as IndexedCandidate).index] = 1;
   const out = new Array<ClusterEvaluation>(candidates.length);
@@ -135,6 +139,8 @@ function evaluations(candidates: readonly IndexedCandidate[], plugins: ReadonlyA
       overflowOrder: c.overflowOrder,
       selected: chosen[c.index] === 1,
     };
+    const a = assumed?.[c.index];
+    if (a) out[i].assumedReplicas = a;
   }
   return out;
 }
@@ -148,10 +154,15 @@ function attempt(fw: Framework, ctx: SchedulingContext, input: ScheduleInput, ti
   let candidates: IndexedCandidate[] = [];
   let plugins: ReadonlyArray<Record<string, number>> = [];
   let selected: Candidate[] | undefined;
+  let assumed: number[] | undefined;
   try {
     const scored = runScores(fw, ctx, feasible, timings);
     plugins = scored.byPlugin;
-    const allocatable = allocatableReplicas(feasible, ctx.spec, { estimates: input.estimates, general: input.generalEstimator }, filtered.feasibleFacts);
+    const allocatable = allocatableReplicas(feasible, ctx.spec, { estimates: input.estimates, general: input.generalEstimator, assumed: input.assumed }, filtered.feasibleFacts);
+    if (input.assumed?.size && isWorkload(ctx.spec)) {
+      const request = ctx.spec.replicaRequirements ? compileRequest(ctx.spec.replicaRequirements.resourceRequest) : undefined;
+      assumed = feasible.map((c) => assumedReplicas(input.assumed!.get(c.metadata.name ?? ""), request));
+    }
     const overflow = ctx.affinities.length > 1;
     const built = new Array<IndexedCandidate>(feasible.length);
     for (let i = 0; i < feasible.length; i++) {
@@ -185,10 +196,10 @@ function attempt(fw: Framework, ctx: SchedulingContext, input: ScheduleInput, ti
     } catch (e) {
       throw wrapError("failed to assign replicas", e);
     }
-    return { clusters: assigned.sort(byName), diagnosis, scores: evaluations(candidates, plugins, selected) };
+    return { clusters: assigned.sort(byName), diagnosis, scores: evaluations(candidates, plugins, selected, assumed) };
   } catch (e) {
     const error = e instanceof SchedulingError ? e : wrapError("scheduling failed", e);
-    return { clusters: [], diagnosis, scores: evaluations(candidates, plugins, selected), error };
+    return { clusters: [], diagnosis, scores: evaluations(candidates, plugins, selected, assumed), error };
   }
 }
 

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper } from "@flotilla/runtime";
+import { Informer, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
@@ -14,6 +14,7 @@ import { bindingScheduler, type BindingStore, type SchedulerSettings } from "./c
 import { simulator } from "./controllers/simulate.js";
 import { BindingTracker } from "./controllers/tracker.js";
 import { schedulerServiceDefinition, schedulerServiceHandlers } from "./grpc.js";
+import { AssumedLedger, bindingLoad } from "./logic/assumed.js";
 import { CLUSTER_GK, CRB_GK, RB_GK, bindingKey } from "./logic/keys.js";
 
 export interface AppSettings extends SchedulerSettings {
@@ -26,6 +27,10 @@ export interface AppSettings extends SchedulerSettings {
   estimatorDeadlineMs: number;
   estimatorCacheTtlMs: number;
   estimatorRetryAfterMs: number;
+  /** Keep the assumed ledger (see AssumedLedger); off, capacity is what the members last reported. */
+  assumedLedger: boolean;
+  /** Reported replicas stay assumed this long. */
+  assumedSettleMs: number;
 }
 
 export interface AppDeps {
@@ -53,6 +58,7 @@ export interface SchedulerApp {
   grpcServer: grpc.Server;
   controller: Controller;
   clusters: ClusterCache;
+  ledger?: AssumedLedger;
   metrics: SchedulerMetrics;
   /** Answers a Simulation object (what the gRPC Simulate serves). */
   simulate(body: unknown): Promise<Record<string, unknown>>;
@@ -76,11 +82,26 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     deadlineMs: s.estimatorDeadlineMs,
     ttlMs: s.estimatorCacheTtlMs,
     retryAfterMs: s.estimatorRetryAfterMs,
+    // with the ledger, a snapshot older than its settle period may miss replicas it already let go
+    maxSnapshotAgeMs: s.assumedLedger ? s.assumedSettleMs : undefined,
     log: log.child({ component: "estimator" }),
     metrics,
   });
+  // every replica follows every binding (a watch, not the shared wake-ups) to know the load it and
+  // the other replicas assigned; the first list rebuilds the ledger after a restart
+  const ledger = s.assumedLedger ? new AssumedLedger(s.assumedSettleMs) : undefined;
+  const bindingInformers = (ledger ? [RB_GK, CRB_GK] : []).map(
+    (gk) =>
+      new Informer<undefined>({
+        store: deps.store,
+        gk,
+        transform: () => undefined,
+        log: log.child({ component: "bindings" }),
+        onEvent: (e) => ledger!.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
+      }),
+  );
   const controller = createController({
-    reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, tracker, metrics, settings: s, clock: deps.clock }),
+    reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, metrics, settings: s, clock: deps.clock }),
     sql: deps.sql,
     log,
     concurrency: s.concurrency,
@@ -104,7 +125,13 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     }
     return [key];
   };
-  const simulate = simulator({ clusters, estimates, plugins: s.plugins, metrics, clock: deps.clock });
+  const simulate = simulator({ clusters, estimates, ledger, plugins: s.plugins, metrics, clock: deps.clock });
+
+  const assumedPods = () => {
+    let n = 0;
+    for (const l of ledger?.load(Date.now()).values() ?? []) n += l.pods;
+    return n;
+  };
 
   const http: FastifyInstance = Fastify({
     loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
@@ -120,7 +147,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     return ok ? "ok" : reply.code(503).send("not ready: database unreachable");
   });
   http.get("/metrics", async (_req, reply) =>
-    reply.type("text/plain; version=0.0.4").send(renderMetrics([controller]) + metrics.render({ unschedulable: tracker.parked, clusters: clusters.snapshot().length })),
+    reply.type("text/plain; version=0.0.4").send(renderMetrics([controller]) + metrics.render({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods() })),
   );
 
   const grpcServer = new grpc.Server();
@@ -132,10 +159,12 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     grpcServer,
     controller,
     clusters,
+    ledger,
     metrics,
     simulate,
     async start(o) {
       await clusters.start();
+      await Promise.all(bindingInformers.map((i) => i.start()));
       controller.start();
       consumer = wireWakeUps({
         js: deps.js,
@@ -163,6 +192,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       started = false;
       await consumer?.stop().catch(() => {});
       await controller.stop();
+      await Promise.all(bindingInformers.map((i) => i.stop()));
       clusters.stop();
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();

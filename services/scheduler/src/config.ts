@@ -19,6 +19,8 @@ export const configSchema = {
   SCHEDULE_RETRY_BASE: duration("1s", "first retry after a SchedulerError; doubles per failure"),
   SCHEDULE_RETRY_MAX: duration("5m", "longest retry interval after SchedulerErrors"),
   CLUSTER_REFRESH: duration("10s", "the cluster snapshot is re-listed this often (wake-ups refresh single clusters at once)"),
+  ASSUMED_LEDGER: bool(true, "count replicas assigned to a cluster against its capacity until the member reports them (off: Karmada's behaviour, where a burst reads the same stale capacity)"),
+  ASSUMED_SETTLE_PERIOD: duration("30s", "replicas the scheduler assigned stay counted against their cluster's capacity until the member reports them running and this long after; must exceed the age of the capacity reports (execution's CLUSTER_STATUS_UPDATE_FREQUENCY and ESTIMATOR_SNAPSHOT_MAX_AGE)"),
   RESYNC: duration("10m", "every binding is looked at again this often (0 disables)"),
   DIAGNOSIS_MAX_FEASIBLE: int(10, { min: 0 }, "feasible clusters listed in status.schedulingDiagnosis besides the selected ones (the rest are counted)"),
 };
@@ -37,6 +39,8 @@ export function settingsFrom(cfg: Config): AppSettings {
     maxConflicts: 10,
     clusterRefreshMs: cfg.CLUSTER_REFRESH,
     resyncMs: cfg.RESYNC,
+    assumedLedger: cfg.ASSUMED_LEDGER,
+    assumedSettleMs: cfg.ASSUMED_SETTLE_PERIOD,
     estimatorDeadlineMs: cfg.ESTIMATOR_TIMEOUT,
     estimatorCacheTtlMs: cfg.ESTIMATOR_CACHE_TTL,
     estimatorRetryAfterMs: cfg.ESTIMATOR_RETRY_AFTER,

@@ -68,7 +68,7 @@ export async function estimate(d: EstimatorDeps, req: MaxAvailableReplicasReques
     const names = req.clusters.length ? req.clusters : d.clusters.names().sort();
     const requirements = req.replicaRequirements ? (toJson(ReplicaRequirementsSchema, req.replicaRequirements) as ReplicaRequirementsLike) : undefined;
     const results = await Promise.all(
-      names.map(async (name): Promise<Pick<ClusterReplicas, "name" | "maxReplicas" | "error">> => {
+      names.map(async (name): Promise<Pick<ClusterReplicas, "name" | "maxReplicas" | "error" | "snapshotAgeMs">> => {
         const entry = d.clusters.get(name);
         if (!entry) return { name, maxReplicas: -1, error: "cluster not found" };
         if (entry.deleting) return { name, maxReplicas: -1, error: "cluster is being deleted" };
@@ -79,7 +79,7 @@ export async function estimate(d: EstimatorDeps, req: MaxAvailableReplicasReques
           // a refresh that does not finish in time falls back to the last snapshot, however old
           const snap = (await orAbort(d.members.capacity(name, client, d.cfg.maxSnapshotAgeMs, ac.signal), ac.signal)) ?? d.members.lastCapacity(name);
           if (!snap) return { name, maxReplicas: -1, error: `no node snapshot within ${budgetMs} ms` };
-          return { name, maxReplicas: maxAvailableReplicas(snap.nodes, requirements), error: "" };
+          return { name, maxReplicas: maxAvailableReplicas(snap.nodes, requirements), error: "", snapshotAgeMs: BigInt(Math.max(0, Date.now() - snap.at)) };
         } catch (e) {
           return { name, maxReplicas: -1, error: `listing nodes and pods failed: ${(e as Error).message}` };
         }

@@ -51,3 +51,15 @@ test("bindings whose schedule cannot depend on capacity do not ask", async () =>
   assert.equal(await c.forBinding(binding("s", { replicas: 3 })), undefined);
   assert.equal(calls.length, 0);
 });
+
+test("an answer from a member snapshot older than the allowed age counts as no answer", async () => {
+  const e: ReplicaEstimator = {
+    maxAvailableReplicas: async () => [
+      { name: "fresh", maxReplicas: 5, snapshotAgeMs: 900 },
+      { name: "stale", maxReplicas: 5, snapshotAgeMs: 31_000 },
+      { name: "unsaid", maxReplicas: 5 },
+    ],
+  };
+  const c = new EstimateCache(e, { deadlineMs: 250, ttlMs: 1000, retryAfterMs: 5000, maxSnapshotAgeMs: 30_000, log: silentLogger(), metrics: new SchedulerMetrics() });
+  assert.deepEqual([...(await c.forBinding(dyn))!], [["fresh", 5], ["stale", -1], ["unsaid", 5]]);
+});

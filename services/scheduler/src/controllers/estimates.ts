@@ -8,6 +8,8 @@ export interface ClusterEstimate {
   name: string;
   maxReplicas: number;
   error?: string;
+  /** Age of the member snapshot behind the answer. */
+  snapshotAgeMs?: number;
 }
 
 /**
@@ -26,6 +28,8 @@ export interface EstimateCacheOptions {
   ttlMs: number;
   /** After a failed call, the estimator is not asked again for this long (the general estimator answers alone). */
   retryAfterMs: number;
+  /** An answer from a member snapshot older than this counts as no answer (the assumed ledger's settle period). */
+  maxSnapshotAgeMs?: number;
   log: Logger;
   metrics: SchedulerMetrics;
   now?: () => number;
@@ -82,7 +86,8 @@ export class EstimateCache {
       const res = await this.estimator!.maxAvailableReplicas([], requirements, { deadlineMs: this.o.deadlineMs });
       this.o.metrics.estimates.ok++;
       const m = new Map<string, number>();
-      for (const c of res) m.set(c.name, c.maxReplicas);
+      const maxAge = this.o.maxSnapshotAgeMs ?? Infinity;
+      for (const c of res) m.set(c.name, (c.snapshotAgeMs ?? 0) > maxAge ? -1 : c.maxReplicas);
       return m;
     } catch (e) {
       this.o.metrics.estimates.error++;

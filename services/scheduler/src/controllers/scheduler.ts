@@ -2,6 +2,7 @@ import { PolicyPlacementAnnotation, isConflict, type AnyResourceBinding, type Cl
 import { after, done, terminal, type ReconcileContext, type Reconciler, type Result } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule, type ScheduleResult } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
+import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
 import { refOfKey } from "../logic/keys.js";
 import { SCHEDULED, observedOnly, sameOutcome, statusAfter, withScheduleResult, type Trigger } from "../logic/status.js";
 import type { SchedulerMetrics } from "./metrics.js";
@@ -40,6 +41,8 @@ export interface SchedulerDeps {
     snapshotSince?(since: number): Promise<readonly Cluster[]>;
   };
   estimates: { forBinding(b: AnyResourceBinding): Promise<ReadonlyMap<string, number> | undefined> };
+  /** Load assigned to clusters that their members have not reported yet (see AssumedLedger); absent: none counted. */
+  ledger?: AssumedLedger;
   tracker: BindingTracker;
   metrics: SchedulerMetrics;
   settings: SchedulerSettings;
@@ -128,23 +131,33 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
 
     d.metrics.trigger(trigger);
     const estimates = await d.estimates.forBinding(rb);
-    let t0 = performance.now();
-    let result = schedule({ binding: rb, clusters, estimates, enabled: s.plugins });
-    d.metrics.observeAlgorithm(performance.now() - t0);
+    // from reading the ledger to counting this decision in it, nothing else runs (no await):
+    // every decision sees the load of the ones before it
+    const decide = () => {
+      const t0 = performance.now();
+      const r = schedule({ binding: rb, clusters, estimates, assumed: d.ledger?.load(Date.now()), enabled: s.plugins });
+      d.metrics.observeAlgorithm(performance.now() - t0);
+      return r;
+    };
+    let result = decide();
     const fresh = result.error?.kind === "FitError" ? await d.clusters.snapshotSince?.(readAt) : undefined;
     if (fresh && fresh !== clusters) {
       // nothing fit: make sure that is not because the snapshot missed a cluster just joined
       clusters = fresh;
-      t0 = performance.now();
-      result = schedule({ binding: rb, clusters, estimates, enabled: s.plugins });
-      d.metrics.observeAlgorithm(performance.now() - t0);
+      result = decide();
     }
     d.metrics.results[result.condition.reason] = (d.metrics.results[result.condition.reason] ?? 0) + 1;
 
     let cur = rb;
     const withClusters = withScheduleResult(rb, result);
     if (withClusters) {
-      cur = await d.store.update(withClusters);
+      const undo = d.ledger?.assume(key, rb.metadata.resourceVersion, bindingLoad(withClusters), Date.now());
+      try {
+        cur = await d.store.update(withClusters);
+      } catch (e) {
+        undo?.();
+        throw e;
+      }
       d.metrics.writes.spec++;
       // this reconcile goes on to write the status: the wake-up of this write needs no re-read
       d.tracker.reconciledAt(key, cur.metadata.resourceVersion);

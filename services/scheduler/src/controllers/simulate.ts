@@ -1,12 +1,15 @@
 import type { AnyResourceBinding } from "@flotilla/api";
 import { schedule } from "@flotilla/scheduling";
 import { parseSimulation, simulationResponse } from "../logic/simulation.js";
+import type { AssumedLedger } from "../logic/assumed.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { SchedulerMetrics } from "./metrics.js";
 
 export interface SimulateDeps {
   clusters: Pick<ClusterCache, "refreshAll" | "snapshot">;
   estimates: { forBinding(b: AnyResourceBinding): Promise<ReadonlyMap<string, number> | undefined> };
+  /** The load assigned and not yet reported, taken into account for the current clusters (not for inline ones). */
+  ledger?: Pick<AssumedLedger, "load">;
   plugins: string;
   metrics: SchedulerMetrics;
   clock?: () => Date;
@@ -36,7 +39,8 @@ export function simulator(d: SimulateDeps): (body: unknown) => Promise<Record<st
         clusters = [...d.clusters.snapshot()];
         estimates = await d.estimates.forBinding(sim.binding);
       }
-      const result = schedule({ binding: sim.binding, clusters, estimates, enabled: d.plugins });
+      const assumed = sim.clusters ? undefined : d.ledger?.load(Date.now());
+      const result = schedule({ binding: sim.binding, clusters, estimates, assumed, enabled: d.plugins });
       d.metrics.simulations.ok++;
       return simulationResponse(sim, result, clock());
     } catch (e) {

@@ -47,6 +47,7 @@ export function buildDiagnosis(result: ScheduleResult, o: DiagnosisOptions): Sch
       availableReplicas: e.availableReplicas,
       selected: e.selected,
       ...(replicas !== undefined ? { replicas } : {}),
+      ...(e.assumedReplicas ? { assumedReplicas: e.assumedReplicas } : {}),
     };
   });
 
@@ -71,6 +72,6 @@ export function diagnosisOutcome(d: SchedulingDiagnosis | undefined): unknown {
   const { time: _t, trigger: _g, feasible, ...rest } = d;
   // capacity also reorders clusters of equal score: compare the set, not the order
   // and scores move with the binding's own placement (ClusterLocality): compare what was chosen
-  const f = (feasible ?? []).map(({ allocatableReplicas: _a, availableReplicas: _v, score: _s, ...x }) => x).sort((a, b) => cmp(a.name ?? "", b.name ?? ""));
+  const f = (feasible ?? []).map(({ allocatableReplicas: _a, availableReplicas: _v, assumedReplicas: _m, score: _s, ...x }) => x).sort((a, b) => cmp(a.name ?? "", b.name ?? ""));
   return { ...rest, feasible: f };
 }

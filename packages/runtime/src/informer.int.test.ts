@@ -1,0 +1,78 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { KubeObject } from "@flotilla/api";
+import { ObjectStore } from "@flotilla/store";
+import { eventually, freshDatabase } from "@flotilla/testkit";
+import { Informer, type InformerEvent } from "./informer.js";
+
+const GK = "/ConfigMap";
+const cm = (name: string, data: Record<string, string> = {}, namespace = "default"): KubeObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data });
+
+async function withStore(fn: (store: ObjectStore) => Promise<void>) {
+  const db = await freshDatabase();
+  try {
+    await fn(new ObjectStore(db.sql));
+  } finally {
+    await db.drop();
+  }
+}
+
+test("an informer lists first, then follows every change in order, and keeps what transform returns", () =>
+  withStore(async (store) => {
+    await store.create(cm("a", { v: "1" }));
+    await store.create(cm("x", {}, "other"));
+    const events: InformerEvent<string | undefined>[] = [];
+    const inf = new Informer<string | undefined>({ store, gk: GK, transform: (o) => (o as { data?: Record<string, string> }).data?.v, onEvent: (e) => events.push(e) });
+    await inf.start();
+    try {
+      assert.deepEqual(events.map((e) => [e.type, e.key, e.value, e.initial]), [["ADDED", "default/a", "1", true], ["ADDED", "other/x", undefined, true]]);
+      assert.equal(inf.get("default/a"), "1");
+      events.length = 0;
+      const a = await store.mustGet({ gk: GK, namespace: "default", name: "a" });
+      await store.update({ ...a, data: { v: "2" } });
+      await store.create(cm("b", { v: "3" }));
+      await store.delete({ gk: GK, namespace: "other", name: "x" });
+      await store.create({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "ignored", namespace: "default" }, spec: {} });
+      await eventually(() => events.length >= 3, { timeoutMs: 5000 });
+      assert.deepEqual(events.map((e) => [e.type, e.key, e.value, e.initial]), [["MODIFIED", "default/a", "2", false], ["ADDED", "default/b", "3", false], ["DELETED", "other/x", undefined, false]]);
+      assert.equal(inf.size, 2);
+      assert.deepEqual([...inf.entries()].sort(), [["default/a", "2"], ["default/b", "3"]]);
+    } finally {
+      await inf.stop();
+    }
+  }));
+
+test("after its watch history is pruned away, an informer lists again and delivers the difference", () =>
+  withStore(async (store) => {
+    await store.create(cm("keep"));
+    await store.create(cm("gone"));
+    const events: InformerEvent<KubeObject>[] = [];
+    // a store whose watch fails once with 410 Gone, as after a long disconnect
+    let failOnce = true;
+    const flaky = {
+      list: store.list.bind(store),
+      watch: async (gk: string | undefined, o: Parameters<ObjectStore["watch"]>[1]) => {
+        if (failOnce) {
+          failOnce = false;
+          // changes happen while the watch is down
+          await store.delete({ gk: GK, namespace: "default", name: "gone" });
+          await store.create(cm("new"));
+          throw Object.assign(new Error("too old resource version"), { name: "GoneError" });
+        }
+        return store.watch(gk, o);
+      },
+    } as Pick<ObjectStore, "list" | "watch">;
+    const inf = new Informer({ store: flaky, gk: GK, backoff: { baseMs: 10, maxMs: 10 }, onEvent: (e) => events.push(e) });
+    await inf.start();
+    try {
+      await eventually(() => inf.get("default/new") && !inf.get("default/gone"), { timeoutMs: 5000 });
+      assert.deepEqual(
+        events.filter((e) => !e.initial).map((e) => [e.type, e.key]),
+        [["ADDED", "default/new"], ["DELETED", "default/gone"]],
+      );
+      await store.create(cm("later"));
+      await eventually(() => inf.get("default/later"), { timeoutMs: 5000 });
+    } finally {
+      await inf.stop();
+    }
+  }));
