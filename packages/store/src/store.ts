@@ -13,6 +13,7 @@ import {
   type KubeObject,
   type Requirement,
 } from "@flotilla/api";
+import { Batcher } from "./batcher.js";
 import type { Sql } from "./db.js";
 import { STANDARD_INDEXERS } from "./indexers.js";
 
@@ -124,6 +125,24 @@ function generateSuffix(): string {
 
 const MAX_RV_RETRIES = 5;
 
+/** One write for flotilla_write_batch. */
+interface WriteOp {
+  op: "create" | "update" | "remove";
+  ref: ObjectRef;
+  expectedRv: string | null;
+  body: KubeObject;
+}
+
+interface WriteResult {
+  code: string;
+  body?: KubeObject;
+}
+
+/** Errors after which a batch is simply sent again: a cascade met a newer version (FL001), a deadlock between batches. */
+const RETRY_CODES = new Set(["FL001", "40P01"]);
+
+const lockOrder = (op: WriteOp) => `${op.ref.gk}\u0000${op.ref.namespace ?? ""}\u0000${op.ref.name}`;
+
 /**
  * The object store on Postgres. Every write is one statement (flotilla_write) that takes a
  * per-object advisory lock, uses the transaction id as the new resourceVersion (so an object's
@@ -135,6 +154,8 @@ const MAX_RV_RETRIES = 5;
 export class ObjectStore {
   private readonly indexers: Record<string, Indexer>;
   private readonly now: () => Date;
+  private readonly writer: Batcher<WriteOp, WriteResult>;
+  private readonly reader: Batcher<ObjectRef, KubeObject | undefined>;
 
   constructor(
     readonly sql: Sql,
@@ -148,12 +169,16 @@ export class ObjectStore {
       this.indexers[gk] = std && std !== fn ? (o) => [...std(o), ...fn(o)] : fn;
     }
     this.now = opts.now ?? (() => new Date());
+    // writes and reads made at about the same time share a statement (see Batcher): half the
+    // pool each at most, so lists, watches and timers always find a connection
+    const pool = (sql.options as { max?: number }).max ?? 8;
+    const inFlight = Math.max(1, Math.floor(pool / 2));
+    this.writer = new Batcher((ops) => this.writeBatch(ops), { maxBatch: 100, maxInFlight: inFlight }, (op) => this.writeBatch([op]).then((r) => r[0]!));
+    this.reader = new Batcher((refs) => this.readBatch(refs), { maxBatch: 500, maxInFlight: inFlight });
   }
 
   async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
-    const rows = await this.sql<{ body: T }[]>`
-      SELECT body FROM objects WHERE gk = ${ref.gk} AND namespace = ${ref.namespace ?? ""} AND name = ${ref.name}`;
-    return rows[0] && canonical(rows[0].body);
+    return this.reader.submit(ref) as Promise<T | undefined>;
   }
 
   async mustGet<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
@@ -382,20 +407,49 @@ export class ObjectStore {
     }
   }
 
-  private async call(op: "create" | "update" | "remove", ref: ObjectRef, expectedRv: string | null, body: KubeObject): Promise<{ code: string; body?: KubeObject }> {
+  private async call(op: WriteOp["op"], ref: ObjectRef, expectedRv: string | null, body: KubeObject): Promise<WriteResult> {
+    return this.writer.submit({ op, ref, expectedRv, body });
+  }
+
+  /** One flotilla_write_batch statement for many writes, in lock order (so batches never wait on each other in a circle). */
+  private async writeBatch(ops: WriteOp[]): Promise<WriteResult[]> {
+    const order = ops.map((_, i) => i);
+    if (ops.length > 1) order.sort((a, b) => (lockOrder(ops[a]!) < lockOrder(ops[b]!) ? -1 : lockOrder(ops[a]!) > lockOrder(ops[b]!) ? 1 : a - b));
+    const now = k8sTime(this.now());
+    const payload = order.map((i) => {
+      const o = ops[i]!;
+      return { op: o.op, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, body: o.body, index: this.indexKeys(o.ref.gk, o.body), now };
+    });
     for (let attempt = 0; ; attempt++) {
       try {
-        const [r] = await this.sql<{ code: string; rv: string | null; body: KubeObject | null }[]>`
-          SELECT code, rv, body FROM flotilla_write(${op}, ${ref.gk}, ${ref.namespace ?? ""}, ${ref.name}, ${expectedRv}::bigint,
-            ${this.sql.json(body as never)}, ${this.indexKeys(ref.gk, body)}::text[], ${k8sTime(this.now())})`;
-        if (r!.code === "ok") this.poke();
-        return { code: r!.code, body: r!.body ? canonical(r!.body) : undefined };
+        const rows = await this.sql<{ i: number; code: string; body: KubeObject | null }[]>`
+          SELECT i, code, body FROM flotilla_write_batch(${this.sql.json(payload as never)})`;
+        const out = new Array<WriteResult>(ops.length);
+        let wrote = false;
+        for (const r of rows) {
+          out[order[r.i]!] = { code: r.code, body: r.body ? canonical(r.body) : undefined };
+          if (r.code === "ok") wrote = true;
+        }
+        if (wrote) this.poke();
+        return out;
       } catch (e) {
-        // a cascaded dependent was written by a newer transaction: run again with a newer one
-        if ((e as { code?: string }).code === "FL001" && attempt < MAX_RV_RETRIES) continue;
+        // a cascaded dependent written by a newer transaction, or a deadlock: run again
+        if (RETRY_CODES.has((e as { code?: string }).code ?? "") && attempt < MAX_RV_RETRIES) continue;
         throw e;
       }
     }
+  }
+
+  /** One statement for many reads; a missing object reads as undefined. */
+  private async readBatch(refs: ObjectRef[]): Promise<(KubeObject | undefined)[]> {
+    const rows = await this.sql<{ i: string; body: KubeObject | null }[]>`
+      SELECT k.i::text AS i, o.body
+      FROM unnest(${refs.map((r) => r.gk)}::text[], ${refs.map((r) => r.namespace ?? "")}::text[], ${refs.map((r) => r.name)}::text[])
+           WITH ORDINALITY AS k(gk, ns, name, i)
+      LEFT JOIN objects o ON o.gk = k.gk AND o.namespace = k.ns AND o.name = k.name`;
+    const out = new Array<KubeObject | undefined>(refs.length);
+    for (const r of rows) out[Number(r.i) - 1] = r.body ? canonical(r.body) : undefined;
+    return out;
   }
 
   private poking = false;
