@@ -1,4 +1,4 @@
-import type { Sql } from "@flotilla/store";
+import { Batcher, type Sql } from "@flotilla/store";
 
 /**
  * Durable "come back after" timers of one controller: rows in `timers`, so they survive
@@ -8,22 +8,54 @@ import type { Sql } from "@flotilla/store";
  * The reconcile's outcome then replaces it (after) or deletes it (done).
  */
 export class DurableTimers {
+  /**
+   * Keys this instance set a timer for or claimed one of: only these can have a row to delete
+   * when their reconcile is done. A row it does not know of (set by another replica, or before a
+   * restart) fires once more and its reconcile, finding nothing to do, deletes it.
+   */
+  private readonly armed = new Set<string>();
+  private readonly setter: Batcher<{ key: string; ms: number }, void>;
+  private readonly clearer: Batcher<string, void>;
+
   constructor(
     private readonly sql: Sql,
     readonly controller: string,
     private readonly leaseMs: number,
-  ) {}
+  ) {
+    // sets and deletes of many keys at about the same time share a statement
+    this.setter = new Batcher(
+      async (items) => {
+        // one row per key in a statement (the last one wins)
+        const byKey = new Map(items.map((t) => [t.key, Math.max(0, Math.ceil(t.ms))]));
+        await this.sql`
+          INSERT INTO timers (controller, key, due_at)
+          SELECT ${this.controller}, k, now() + make_interval(secs => ms / 1000.0)
+          FROM unnest(${[...byKey.keys()]}::text[], ${[...byKey.values()]}::float8[]) AS t(k, ms)
+          ON CONFLICT (controller, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
+        return items.map(() => undefined);
+      },
+      { maxBatch: 1000, maxInFlight: 1 },
+    );
+    this.clearer = new Batcher(
+      async (keys) => {
+        await this.sql`DELETE FROM timers WHERE controller = ${this.controller} AND key = ANY(${[...new Set(keys)]}::text[])`;
+        return keys.map(() => undefined);
+      },
+      { maxBatch: 1000, maxInFlight: 1 },
+    );
+  }
 
   /** Sets the key's timer to fire `ms` from now (database clock), replacing any earlier one. */
   async set(key: string, ms: number): Promise<void> {
-    await this.sql`
-      INSERT INTO timers (controller, key, due_at)
-      VALUES (${this.controller}, ${key}, now() + ${`${Math.max(0, Math.ceil(ms))} milliseconds`}::interval)
-      ON CONFLICT (controller, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
+    this.armed.add(key);
+    await this.setter.submit({ key, ms });
   }
 
-  async clear(key: string): Promise<void> {
-    await this.sql`DELETE FROM timers WHERE controller = ${this.controller} AND key = ${key}`;
+  /** Deletes the key's timer, if this instance knows of one (see `armed`); `force` deletes whatever is there. */
+  async clear(key: string, o: { force?: boolean } = {}): Promise<void> {
+    if (!o.force && !this.armed.has(key)) return;
+    await this.clearer.submit(key);
+    this.armed.delete(key);
   }
 
   /**
@@ -49,7 +81,10 @@ export class DurableTimers {
     const keys: string[] = [];
     let nextMs: number | null = null;
     for (const r of rows) {
-      if (r.key !== null) keys.push(r.key);
+      if (r.key !== null) {
+        keys.push(r.key);
+        this.armed.add(r.key);
+      }
       else if (r.next_ms !== null) nextMs = r.next_ms;
     }
     return { keys, nextMs };
