@@ -35,6 +35,26 @@ describe("object store", () => {
     assert.deepEqual(await store.get({ gk: "apps/Deployment", namespace: "default", name: "web" }), o);
   });
 
+  test("updateWithStatus writes the spec and the status in one change, with one generation step", async () => {
+    const o = await store.create(deploy("both", 1));
+    const [{ n: before }] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE name = 'both'`;
+    const w = await store.updateWithStatus({ ...o, spec: { replicas: 2 }, status: { observedGeneration: 2 } });
+    assert.deepEqual([w.metadata.generation, w.spec, w.status], [2, { replicas: 2 }, { observedGeneration: 2 }]);
+    const [{ n: after }] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE name = 'both'`;
+    assert.equal(after - before, 1);
+    await assert.rejects(store.updateWithStatus({ ...o, status: {} }), { name: "ConflictError" });
+  });
+
+  test("reads and writes issued together are answered each on its own, missing objects included", async () => {
+    const made = await Promise.all(Array.from({ length: 40 }, (_, i) => store.create(cm(`batch-${i}`))));
+    const read = await Promise.all([...made.map((m) => store.get({ gk: "/ConfigMap", namespace: "default", name: m.metadata.name! })), store.get({ gk: "/ConfigMap", namespace: "default", name: "nope" })]);
+    assert.deepEqual(read.slice(0, 40), made);
+    assert.equal(read[40], undefined);
+    // one write in the batch loses its check; the others still land
+    const results = await Promise.allSettled(made.map((m, i) => store.update({ ...m, data: { a: String(i) }, metadata: { ...m.metadata, resourceVersion: i === 7 ? "1" : m.metadata.resourceVersion } })));
+    assert.deepEqual(results.map((r, i) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).name + i)).filter((x) => x !== "ok"), ["ConflictError7"]);
+  });
+
   test("a second create of the same name is AlreadyExists and writes nothing", async () => {
     const before = await db.sql`SELECT count(*)::int AS n FROM outbox`;
     await assert.rejects(store.create(deploy("web")), { name: "AlreadyExistsError" });

@@ -241,15 +241,23 @@ export class ObjectStore {
    * Removing the last finalizer of a deleting object deletes it.
    */
   async update<T extends KubeObject>(obj: T): Promise<T> {
-    return this.replace(obj, false);
+    return this.replace(obj, "spec");
   }
 
   /** Replaces only `.status`. */
   async updateStatus<T extends KubeObject>(obj: T): Promise<T> {
-    return this.replace(obj, true);
+    return this.replace(obj, "status");
   }
 
-  private async replace<T extends KubeObject>(obj: T, statusOnly: boolean): Promise<T> {
+  /**
+   * Replaces the object and its status in one write (what `update` then `updateStatus` would
+   * do, without the moment in between). For a controller that owns both parts of a decision.
+   */
+  async updateWithStatus<T extends KubeObject>(obj: T): Promise<T> {
+    return this.replace(obj, "all");
+  }
+
+  private async replace<T extends KubeObject>(obj: T, part: "spec" | "status" | "all"): Promise<T> {
     const ref = refOf(obj);
     const expected = obj.metadata.resourceVersion;
     return this.readModifyWrite(ref, expected, (cur) => {
@@ -257,7 +265,7 @@ export class ObjectStore {
         throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.metadata.uid}`);
       }
       let next: KubeObject;
-      if (statusOnly) {
+      if (part === "status") {
         next = { ...cur, status: obj.status };
         if (obj.status === undefined) delete next.status;
       } else {
@@ -276,7 +284,8 @@ export class ObjectStore {
         for (const k of ["deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] as const) {
           if (next.metadata[k] === undefined) delete next.metadata[k];
         }
-        if ("status" in cur) next.status = cur.status;
+        const status = part === "all" ? obj : cur;
+        if ("status" in status) next.status = status.status;
         else delete next.status;
         if (!isDeepStrictEqual(desiredState(next), desiredState(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
       }

@@ -89,7 +89,8 @@ describe("the assumed ledger: a burst is spread by what it assigned, not piled o
   });
 
   test("deleting bindings gives their load back at once", async () => {
-    for (const b of await bindings(h, "web")) await h.store.delete({ gk: RB_GK, namespace: "default", name: b.metadata.name! });
+    // (the extra binding may have found room meanwhile: its retries see the load settle)
+    for (const b of await bindings(h, "")) await h.store.delete({ gk: RB_GK, namespace: "default", name: b.metadata.name! });
     await eventually(() => Object.keys(loads(h)).length === 0, { timeoutMs: 5000, message: "no load left" });
   });
 });

@@ -9,7 +9,7 @@ import { bindingKey, refOfKey } from "./logic/keys.js";
 
 const scheduled = (b: AnyResourceBinding) => scheduledCondition(b)?.status === "True" && b.status?.schedulerObservedGeneration === b.metadata.generation;
 
-/** Runs `hook` (once) right before the scheduler's next write of that kind to that binding. */
+/** Runs `hook` (once) right before the scheduler's next write of that kind (a decision, or a status alone) to that binding. */
 class Interposer {
   readonly spec = new Map<string, () => Promise<void>>();
   readonly status = new Map<string, () => Promise<void>>();
@@ -24,7 +24,7 @@ class Interposer {
     };
     return {
       get: (ref) => store.get(ref),
-      update: async (obj) => (await fire(this.spec, obj), store.update(obj)),
+      updateWithStatus: async (obj) => (await fire(this.spec, obj), store.updateWithStatus(obj)),
       updateStatus: async (obj) => (await fire(this.status, obj), store.updateStatus(obj)),
     };
   }
@@ -62,10 +62,10 @@ describe("concurrent writes to one binding", () => {
     assert.ok(h.app.metrics.conflicts > conflictsBefore, "the scheduler's first write lost and was recomputed");
   });
 
-  test("a status written by another controller between the scheduler's two writes is kept, and the decision still recorded", async () => {
+  test("a status written by another controller between the scheduler's read and its write is kept, and the decision still recorded", async () => {
     const key = "default/api-deployment";
     await h.createBinding(binding("api", { replicas: 3 }));
-    hooks.status.set(key, async () => {
+    hooks.spec.set(key, async () => {
       await mutate(key, (b) => ({ ...b, status: { ...b.status, aggregatedStatus: [{ clusterName: "member2", applied: true, health: "Healthy" }], conditions: [...(b.status?.conditions ?? []), { type: "FullyApplied", status: "False", reason: "PartiallyApplied" }] } }), true);
     });
     const b = await h.until(key, scheduled);

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { PolicyPlacementAnnotation, isConflict, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
 import { after, done, terminal, type ReconcileContext, type Reconciler, type Result } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule, type ScheduleResult } from "@flotilla/scheduling";
@@ -14,8 +15,8 @@ export const name = "scheduler";
 /** The store operations the scheduler uses (narrow, so tests can interpose on writes). */
 export interface BindingStore {
   get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined>;
-  update<T extends KubeObject>(obj: T): Promise<T>;
   updateStatus<T extends KubeObject>(obj: T): Promise<T>;
+  updateWithStatus<T extends KubeObject>(obj: T): Promise<T>;
 }
 
 export interface SchedulerSettings {
@@ -71,28 +72,20 @@ function namesOf(clusters: readonly Cluster[]): Set<string> {
   return s;
 }
 
-/** A decision whose spec.clusters was written but whose status write lost a race. */
-interface Pending {
-  result: ScheduleResult;
-  trigger: Trigger;
-  clustersTotal: number;
-}
-
 /**
  * The scheduling controller for ResourceBindings and ClusterResourceBindings (one code path; the
  * key tells the kind). Each pass re-reads the binding, decides whether to schedule (Karmada's
- * triggers), runs `schedule()` on the cluster snapshot, writes `spec.clusters` and the
- * applied-placement annotation with the resourceVersion it read, then the status with the
- * resourceVersion that write returned. A conflict on either write means somebody else wrote in
- * between: the pass starts over from a fresh read, so their change is kept and the decision is
- * made again on top of it.
+ * triggers), runs `schedule()` on the cluster snapshot, and writes `spec.clusters`, the
+ * applied-placement annotation and the status together, with the resourceVersion it read. A
+ * conflict means somebody else wrote in between: the pass starts over from a fresh read, so
+ * their change is kept and the decision is made again on top of it.
  */
 export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
   const clock = d.clock ?? (() => new Date());
   const s = d.settings;
   const failures = new Map<string, number>();
 
-  async function pass(key: string, ctx: ReconcileContext, pending: { value?: Pending }): Promise<Result> {
+  async function pass(key: string, ctx: ReconcileContext): Promise<Result> {
     const ref = refOfKey(key);
     const readAt = performance.now();
     const rb = await d.store.get<AnyResourceBinding>(ref);
@@ -115,14 +108,12 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
         terminal(new Error(trigger.error));
       }
       d.metrics.trigger("none");
-      const p = pending.value;
-      const status = p ? statusAfter(rb, p.result, { trigger: p.trigger, now: clock(), clustersTotal: p.clustersTotal, maxFeasible: s.maxFeasible }) : observedOnly(rb);
+      const status = observedOnly(rb);
       let rv = rb.metadata.resourceVersion;
       if (status) {
         rv = (await d.store.updateStatus({ ...rb, status })).metadata.resourceVersion;
         d.metrics.writes.status++;
       }
-      pending.value = undefined;
       d.tracker.unpark(key);
       d.tracker.reconciledAt(key, rv);
       failures.delete(key);
@@ -149,29 +140,30 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
     d.metrics.results[result.condition.reason] = (d.metrics.results[result.condition.reason] ?? 0) + 1;
 
     let cur = rb;
+    const opts = { trigger, now: clock(), clustersTotal: clusters.length, maxFeasible: s.maxFeasible };
     const withClusters = withScheduleResult(rb, result);
     if (withClusters) {
+      // placement and status in one write: nobody sees the one without the other
+      const generation = (rb.metadata.generation ?? 1) + (isDeepStrictEqual(withClusters.spec, rb.spec) ? 0 : 1);
+      const status = statusAfter({ ...withClusters, metadata: { ...withClusters.metadata, generation } }, result, opts);
       const undo = d.ledger?.assume(key, rb.metadata.resourceVersion, bindingLoad(withClusters), Date.now());
       try {
-        cur = await d.store.update(withClusters);
+        cur = await d.store.updateWithStatus({ ...withClusters, status });
       } catch (e) {
         undo?.();
         throw e;
       }
       d.metrics.writes.spec++;
-      // this reconcile goes on to write the status: the wake-up of this write needs no re-read
-      d.tracker.reconciledAt(key, cur.metadata.resourceVersion);
-      pending.value = { result, trigger, clustersTotal: clusters.length };
       ctx.log.info({ trigger, clusters: result.clusters, result: result.condition.reason }, "scheduled binding");
+    } else {
+      const status = statusAfter(cur, result, opts);
+      const repeat = trigger === "alwaysSchedule" || result.condition.status !== "True";
+      if (!repeat || !sameOutcome(cur.status, status)) {
+        cur = await d.store.updateStatus({ ...cur, status });
+        d.metrics.writes.status++;
+        if (result.error) ctx.log.info({ trigger, result: result.condition.reason, message: result.condition.message }, "binding not scheduled");
+      }
     }
-    const status = statusAfter(cur, result, { trigger, now: clock(), clustersTotal: clusters.length, maxFeasible: s.maxFeasible });
-    const repeat = trigger === "alwaysSchedule" || result.condition.status !== "True";
-    if (withClusters || !repeat || !sameOutcome(cur.status, status)) {
-      cur = await d.store.updateStatus({ ...cur, status });
-      d.metrics.writes.status++;
-      if (!withClusters && result.error) ctx.log.info({ trigger, result: result.condition.reason, message: result.condition.message }, "binding not scheduled");
-    }
-    pending.value = undefined;
     d.tracker.reconciledAt(key, cur.metadata.resourceVersion);
 
     switch (result.error?.requeue) {
@@ -197,10 +189,9 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
   return {
     name,
     async reconcile(key, ctx) {
-      const pending: { value?: Pending } = {};
       for (let attempt = 1; ; attempt++) {
         try {
-          return await pass(key, ctx, pending);
+          return await pass(key, ctx);
         } catch (e) {
           if (!isConflict(e) || attempt >= s.maxConflicts) throw e;
           d.metrics.conflicts++;
