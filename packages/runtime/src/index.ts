@@ -7,3 +7,4 @@ export * from "./controller.js";
 export * from "./wakeups.js";
 export * from "./service.js";
 export * from "./informer.js";
+export * from "./seen.js";

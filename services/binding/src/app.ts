@@ -3,11 +3,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
 import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { createController, renderMetrics, type Controller } from "@flotilla/runtime";
+import { SeenVersions, createController, renderMetrics, type Controller } from "@flotilla/runtime";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import { DEFAULT_SETTINGS, type Settings } from "./config.js";
 import { bindingController } from "./controllers/binding.js";
-import { PolicyCache, ReconcileStarts, ReconciledVersions, SelfWrites } from "./controllers/caches.js";
+import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
 import { resourceDetector } from "./controllers/detector.js";
 import { policyController } from "./controllers/policy.js";
@@ -65,10 +65,9 @@ export function buildApp(deps: AppDeps): App {
     skipped,
     now: deps.now ?? (() => new Date()),
     uuid: deps.uuid ?? randomUUID,
-    selfWrites: new SelfWrites(),
+    seen: { detector: new SeenVersions(), binding: new SeenVersions() },
     policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
     detectorStarts: new ReconcileStarts(),
-    detectorVersions: new ReconciledVersions(),
   };
   const run = deps.run ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding } : { detector: true, policy: true, binding: true };
   const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import { CORE, KARMADA, executionNamespace, groupKind, type KubeObject } from "@flotilla/api";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { createController, objectKey, renderMetrics, wireWakeUps, type Controller } from "@flotilla/runtime";
+import { SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller } from "@flotilla/runtime";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import type { HealthResult } from "@flotilla/kube";
 import { ReadyThresholds } from "./logic/cluster-ready.js";
@@ -12,7 +12,6 @@ import { ClusterCache, CLUSTER_GK, type ClusterTransition } from "./controllers/
 import { clusterStatusController } from "./controllers/cluster-status.js";
 import { estimatorHandlers, estimatorServiceDefinition } from "./controllers/estimator.js";
 import { Members } from "./controllers/members.js";
-import { SelfWrites } from "./controllers/self-writes.js";
 import { executionController, WORK_GK } from "./controllers/work.js";
 
 /** The settings buildExecution uses (config.ts's Config satisfies it; tests pass shrunk timings). */
@@ -91,7 +90,8 @@ const SECRET_GK = groupKind(CORE.secret);
 export function buildExecution(deps: ExecutionDeps): Execution {
   const s: ExecutionSettings = { ...DEFAULT_SETTINGS, ...deps.settings };
   const log = deps.log;
-  const selfWrites = new SelfWrites();
+  const worksSeen = new SeenVersions();
+  const clustersSeen = new SeenVersions();
   const probes = { count: 0, failures: 0, latenciesMs: [] as number[], lastErrors: [] as string[], lastAt: new Map<string, number>() };
   const probeBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const probeHist = { counts: new Array<number>(probeBuckets.length).fill(0), sum: 0, count: 0 };
@@ -127,7 +127,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
 
   const runner = { timerPollMs: deps.runner?.timerPollMs, backoff: deps.runner?.backoff };
   works = createController({
-    reconciler: executionController({ store: deps.store, clusters, members, selfWrites, retryMs: s.WORK_RETRY_INTERVAL }),
+    reconciler: executionController({ store: deps.store, clusters, members, seen: worksSeen, retryMs: s.WORK_RETRY_INTERVAL }),
     sql: deps.sql,
     log,
     concurrency: s.WORK_CONCURRENCY,
@@ -159,7 +159,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       clusters,
       members,
       thresholds,
-      selfWrites,
+      seen: clustersSeen,
       cfg: { updateFrequencyMs: s.CLUSTER_STATUS_UPDATE_FREQUENCY, probeTimeoutMs: s.CLUSTER_PROBE_TIMEOUT, discoveryRefreshMs: s.CLUSTER_DISCOVERY_REFRESH },
       onProbe,
     }),
@@ -245,7 +245,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
             map: (w) => {
               if (!(w.namespace ?? "").startsWith("karmada-es-")) return [];
               const key = objectKey(w);
-              return selfWrites.isOwn(key, w.resourceVersion) ? [] : [key];
+              return worksSeen.covers(key, w.resourceVersion) ? [] : [key];
             },
             log: log.child({ component: "wakeups" }),
           }),
@@ -257,7 +257,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
             controller: clusterStatus,
             map: async (w) => {
               const name = w.name ?? "";
-              if (selfWrites.isOwn(name, w.resourceVersion)) return [];
+              if (clustersSeen.covers(name, w.resourceVersion)) return [];
               await clusters.fresh(name); // the reconcile (and the Works) read the cache
               return [name];
             },

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Informer, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper } from "@flotilla/runtime";
+import { Informer, SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
@@ -77,6 +77,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   const log = deps.log;
   const metrics = new SchedulerMetrics();
   const tracker = new BindingTracker();
+  const seen = new SeenVersions();
   const clusters = new ClusterCache(deps.store, { refreshMs: s.clusterRefreshMs, log: log.child({ component: "clusters" }) });
   const estimates = new EstimateCache(deps.estimator, {
     deadlineMs: s.estimatorDeadlineMs,
@@ -101,7 +102,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       }),
   );
   const controller = createController({
-    reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, metrics, settings: s, clock: deps.clock }),
+    reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, seen, metrics, settings: s, clock: deps.clock }),
     sql: deps.sql,
     log,
     concurrency: s.concurrency,
@@ -119,7 +120,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     if (gk === CLUSTER_GK) return fanOut(w.name ?? "");
     if (gk !== RB_GK && gk !== CRB_GK) return [];
     const key = objectKey(w);
-    if (w.type !== "DELETED" && tracker.isReconciled(key, w.resourceVersion)) {
+    if (w.type !== "DELETED" && seen.covers(key, w.resourceVersion)) {
       metrics.wakeUpsSkipped++;
       return [];
     }

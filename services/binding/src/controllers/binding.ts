@@ -2,7 +2,6 @@ import { AlreadyExistsError, WorkPermanentIDLabel, isConflict, type AnyResourceB
 import { after, done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingFinalizer, bindingId, bindingIdLabel, jsonClean, jsonEqual } from "../logic/binding.js";
 import { GK, parseRefKey, refKey, type Ref } from "../logic/keys.js";
-import { Scope } from "./caches.js";
 import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
 import { bindingStatusUpdate, templateStatusUpdate } from "../logic/status.js";
 import { buildWork, jobCompletions, mergeWork, targetClusters, workRefFor } from "../logic/work.js";
@@ -33,7 +32,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       if (b.metadata.deletionTimestamp) {
         const works = await listWorks();
         await Promise.all(
-          works.filter((w) => !w.metadata.deletionTimestamp).map(async (w) => d.selfWrites.note([Scope.work], refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)),
+          works.filter((w) => !w.metadata.deletionTimestamp).map(async (w) => d.seen.binding.wrote(refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)),
         );
         const fin = bindingFinalizer(b);
         await d.store.mutate<AnyResourceBinding>(ref, (cur) =>
@@ -51,7 +50,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       const works = await listWorks();
 
       const orphans = orphanWorks(works, b.spec);
-      await Promise.all(orphans.map(async (w) => d.selfWrites.note([Scope.work], refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)));
+      await Promise.all(orphans.map(async (w) => d.seen.binding.wrote(refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)));
       if (orphans.length) ctx.log.info({ clusters: orphans.map((w) => w.metadata.namespace) }, "deleted orphan works");
       const orphaned = new Set(orphans.map((w) => w.metadata.namespace));
       if (worksBlockingDirectPurge(works, b.spec).length > 0) {
@@ -98,13 +97,13 @@ async function ensureWork(d: ControllerDeps, t: KubeObject, b: AnyResourceBindin
     try {
       if (!existing) {
         const created = await d.store.create(next);
-        d.selfWrites.note([Scope.work], refKey(ref), created.metadata.resourceVersion);
+        d.seen.binding.wrote(refKey(ref), created.metadata.resourceVersion);
         ctx.log.debug({ work: ref }, "created work");
         return created;
       }
       if (jsonEqual(next, existing)) return existing;
       const updated = await d.store.update(next);
-      d.selfWrites.note([Scope.work], refKey(ref), updated.metadata.resourceVersion);
+      d.seen.binding.wrote(refKey(ref), updated.metadata.resourceVersion);
       return updated;
     } catch (e) {
       if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
@@ -129,7 +128,7 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
       const s = bindingStatusUpdate(cur, works, now);
       return s ? { ...cur, status: s } : undefined;
     });
-    d.selfWrites.note([Scope.binding], refKey(ref), written?.metadata.resourceVersion);
+    d.seen.binding.wrote(refKey(ref), written?.metadata.resourceVersion);
     status = written?.status;
   }
   const items = status?.aggregatedStatus ?? [];
@@ -142,7 +141,8 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
       return s ? { ...cur, status: s } : undefined;
     });
     // the template's status is news to neither the detector nor this controller
-    d.selfWrites.note([Scope.detector, Scope.binding], refKey(tref), written?.metadata.resourceVersion);
+    d.seen.detector.wrote(refKey(tref), written?.metadata.resourceVersion);
+    d.seen.binding.wrote(refKey(tref), written?.metadata.resourceVersion);
   }
 }
 

@@ -10,7 +10,8 @@ import {
 } from "@flotilla/api";
 import { refOf, type ObjectStore } from "@flotilla/store";
 import type { Settings } from "../config.js";
-import type { PolicyCache, ReconcileStarts, ReconciledVersions, SelfWrites } from "./caches.js";
+import type { SeenVersions } from "@flotilla/runtime";
+import type { PolicyCache, ReconcileStarts } from "./caches.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
 import { GK, type Ref } from "../logic/keys.js";
@@ -24,14 +25,15 @@ export interface ControllerDeps {
   now: () => Date;
   /** Permanent ids for new bindings and Works (a UUID in production). */
   uuid: () => string;
-  /** Writes whose wake-ups the writer itself can skip. */
-  selfWrites: SelfWrites;
+  /**
+   * Per controller, the versions it wrote or reconciled, whose wake-ups it skips: the detector
+   * (templates), the binding controller (bindings, the Works and template statuses it writes).
+   */
+  seen: { detector: SeenVersions; binding: SeenVersions };
   /** Policy lists for choosing the policy of unclaimed templates. */
   policies: PolicyCache;
   /** When the detector last started on each template. */
   detectorStarts: ReconcileStarts;
-  /** The template versions the detector's completed reconciles were based on. */
-  detectorVersions: ReconciledVersions;
 }
 
 export function policyGk(kind: PolicyKind): string {

@@ -5,7 +5,6 @@ import { claimFor, claimOf, hasClaim, withClaimMeta, type PolicyKind } from "../
 import { GK, parseRefKey, refKey } from "../logic/keys.js";
 import { isIgnoredTemplate } from "../logic/namespaces.js";
 import { matchesAnySelector, pickPolicyForTemplate } from "../logic/selectors.js";
-import { Scope } from "./caches.js";
 import { ensurePolicyFinalizer, policyGk, releaseTemplate, toRef, type ControllerDeps } from "./common.js";
 
 export const detectorName = "resource-detector";
@@ -29,7 +28,7 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
       if (!t) return done(); // the binding goes with its owner
       // from here on, every outcome that is not an error covers this version of the template
       const covered = (rv = t.metadata.resourceVersion) => {
-        d.detectorVersions.note(key, rv);
+        d.seen.detector.reconciled(key, rv);
         return done();
       };
       if (t.metadata.deletionTimestamp || isIgnoredTemplate(t, d.skipped)) return covered();
@@ -100,7 +99,9 @@ async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagat
     }
     p = fresh;
     // this claim's wake-up is news to nobody here: the binding written next carries it on
-    d.selfWrites.note([Scope.detector, Scope.binding], refKey(toRef(template)), template.metadata.resourceVersion);
+    const rv = template.metadata.resourceVersion;
+    d.seen.detector.wrote(refKey(toRef(template)), rv);
+    d.seen.binding.wrote(refKey(toRef(template)), rv);
     ctx.log.info({ policy: { kind: claim.kind, namespace: claim.namespace || undefined, name: claim.name } }, "claimed template");
   }
   await upsertBinding(d, template, p, unclaimed, ctx);

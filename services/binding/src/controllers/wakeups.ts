@@ -12,7 +12,8 @@ import type { ObjectStore } from "@flotilla/store";
 import { bindingRefFor } from "../logic/binding.js";
 import { GK, refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
-import { Scope, type PolicyCache, type ReconciledVersions, type SelfWrites } from "./caches.js";
+import type { SeenVersions } from "@flotilla/runtime";
+import type { PolicyCache } from "./caches.js";
 
 /** The keys one wake-up concerns, per controller. */
 export interface Routed {
@@ -30,13 +31,12 @@ export interface Routed {
  * - a Work: the binding controller for the binding named in its annotations (read from the
  *   store; a Work already gone needs nothing: its binding saw it being deleted);
  * - anything else (Clusters, Events, ...): nothing.
- * The wake-up of a write this process made is not routed to the controllers it tells nothing
- * (see SelfWrites), nor a template version the detector already reconciled (see
- * ReconciledVersions); a policy wake-up drops the cached policy list of its scope.
+ * A wake-up about a version a controller wrote or already reconciled is not routed to it
+ * (see SeenVersions); a policy wake-up drops the cached policy list of its scope.
  */
 export async function routeWakeUp(
   w: WakeUp,
-  d: { store: ObjectStore; skipped: readonly RegExp[]; selfWrites: SelfWrites; policies: PolicyCache; detectorVersions: ReconciledVersions },
+  d: { store: ObjectStore; skipped: readonly RegExp[]; seen: { detector: SeenVersions; binding: SeenVersions }; policies: PolicyCache },
 ): Promise<Routed> {
   const out: Routed = { detector: [], policy: [], binding: [] };
   const type = resourceByKind(w.apiVersion ?? "", w.kind ?? "");
@@ -53,11 +53,11 @@ export async function routeWakeUp(
     case GK.resourceBinding:
     case GK.clusterResourceBinding: {
       const key = refKey({ gk, namespace, name });
-      if (!d.selfWrites.consume(Scope.binding, key, w.resourceVersion)) out.binding.push(key);
+      if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(key);
       return out;
     }
     case GK.work: {
-      if (d.selfWrites.consume(Scope.work, refKey({ gk, namespace, name }), w.resourceVersion)) return out;
+      if (d.seen.binding.covers(refKey({ gk, namespace, name }), w.resourceVersion)) return out;
       const work = await d.store.get<Work>({ gk, namespace, name });
       const a = work?.metadata.annotations ?? {};
       if (a[ResourceBindingNamespaceAnnotationKey] && a[ResourceBindingNameAnnotationKey]) {
@@ -70,8 +70,7 @@ export async function routeWakeUp(
   }
   if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
   const key = refKey({ gk, namespace, name });
-  const covered = d.detectorVersions.covers(key, w.resourceVersion);
-  if (!d.selfWrites.consume(Scope.detector, key, w.resourceVersion) && !covered) out.detector.push(key);
-  if (!d.selfWrites.consume(Scope.binding, key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
+  if (!d.seen.detector.covers(key, w.resourceVersion)) out.detector.push(key);
+  if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
   return out;
 }

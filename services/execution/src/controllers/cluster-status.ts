@@ -2,13 +2,12 @@ import { isDeepStrictEqual } from "node:util";
 import { isConflict, type Cluster, type Condition } from "@flotilla/api";
 import type { HealthResult, MemberClient } from "@flotilla/kube";
 import type { ObjectStore } from "@flotilla/store";
-import { after, done, type Reconciler, type Result } from "@flotilla/runtime";
+import { after, done, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { ConditionCompleteAPIEnablements, ReadyReasons, generateReadyCondition, type ObservedReady, type ReadyThresholds } from "../logic/cluster-ready.js";
 import { k8sTime, setCondition } from "../logic/conditions.js";
 import { nodeSummary, resourceSummary, type NodeLike, type PodLike } from "../logic/resources.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { Members } from "./members.js";
-import type { SelfWrites } from "./self-writes.js";
 
 export const name = "cluster-status";
 
@@ -26,7 +25,8 @@ export interface ClusterStatusDeps {
   clusters: ClusterCache;
   members: Members;
   thresholds: ReadyThresholds;
-  selfWrites: SelfWrites;
+  /** Versions of Clusters this controller wrote (their wake-ups are echoes). */
+  seen: SeenVersions;
   cfg: ClusterStatusConfig;
   now?: () => Date;
   /** Every probe's outcome (latency, verdict), for metrics and the load test. */
@@ -131,7 +131,7 @@ export function clusterStatusController(d: ClusterStatusDeps): Reconciler<string
       if (!sameStatus(cluster.status, status)) {
         try {
           const out = await d.store.updateStatus<Cluster>({ ...cluster, status });
-          d.selfWrites.record(clusterName, out.metadata.resourceVersion);
+          d.seen.wrote(clusterName, out.metadata.resourceVersion);
           d.clusters.note(out);
         } catch (e) {
           if (isConflict(e)) {

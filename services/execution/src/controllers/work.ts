@@ -10,7 +10,7 @@ import {
 } from "@flotilla/api";
 import { coveredBy, isKubeConflict, isKubeUnreachable, type ApplyResult, type KubeApiError, type MemberClient } from "@flotilla/kube";
 import type { ObjectStore } from "@flotilla/store";
-import { after, done, type Reconciler, type Result } from "@flotilla/runtime";
+import { after, done, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { setCondition } from "../logic/conditions.js";
 import { interpretHealth, reflectStatus } from "../logic/health.js";
 import {
@@ -33,7 +33,6 @@ import {
 } from "../logic/work.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { Members } from "./members.js";
-import type { SelfWrites } from "./self-writes.js";
 
 export const name = "execution";
 export const WORK_GK = groupKind(KARMADA.work);
@@ -42,7 +41,8 @@ export interface WorkDeps {
   store: ObjectStore;
   clusters: ClusterCache;
   members: Members;
-  selfWrites: SelfWrites;
+  /** Versions of Works this controller wrote (their wake-ups are echoes). */
+  seen: SeenVersions;
   /**
    * When the member cannot be worked on (cluster not Ready, unreachable, no credential), come
    * back after this (a durable timer) rather than hold the wake-up in backoff: a cluster with
@@ -96,7 +96,7 @@ export function executionController(d: WorkDeps): Reconciler<string> {
     if (sameWorkStatus(work.status as WorkStatusJson | undefined, status)) return work;
     try {
       const out = await d.store.updateStatus<Work>({ ...work, status: status as Work["status"] });
-      d.selfWrites.record(key, out.metadata.resourceVersion);
+      d.seen.wrote(key, out.metadata.resourceVersion);
       return out;
     } catch (e) {
       if (isConflict(e)) throw new RetryableError(`the Work changed while its status was written; retrying`);
@@ -108,7 +108,7 @@ export function executionController(d: WorkDeps): Reconciler<string> {
     const finalizers = (work.metadata.finalizers ?? []).filter((f) => f !== ExecutionControllerFinalizer);
     try {
       const out = await d.store.update<Work>({ ...work, metadata: { ...work.metadata, finalizers } });
-      d.selfWrites.record(key, out.metadata.resourceVersion);
+      d.seen.wrote(key, out.metadata.resourceVersion);
     } catch (e) {
       if (isConflict(e)) throw new RetryableError("the Work changed while its finalizer was removed; retrying");
       throw e;
@@ -213,7 +213,7 @@ export function executionController(d: WorkDeps): Reconciler<string> {
       if (!cluster) return done();
       let work = await d.store.get<Work>({ gk: WORK_GK, namespace, name: workName });
       if (!work) {
-        d.selfWrites.forget(key);
+        d.seen.forget(key);
         return done();
       }
       if (work.metadata.deletionTimestamp) return reconcileDeletion(work, key, cluster);
@@ -225,7 +225,7 @@ export function executionController(d: WorkDeps): Reconciler<string> {
           if (isConflict(e)) throw new RetryableError("the Work changed while its finalizer was added; retrying");
           throw e;
         }
-        d.selfWrites.record(key, work.metadata.resourceVersion);
+        d.seen.wrote(key, work.metadata.resourceVersion);
       }
 
       const t = now();

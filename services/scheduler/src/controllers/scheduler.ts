@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { PolicyPlacementAnnotation, isConflict, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
-import { after, done, terminal, type ReconcileContext, type Reconciler, type Result } from "@flotilla/runtime";
+import { after, done, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule, type ScheduleResult } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
 import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
@@ -45,6 +45,8 @@ export interface SchedulerDeps {
   /** Load assigned to clusters that their members have not reported yet (see AssumedLedger); absent: none counted. */
   ledger?: AssumedLedger;
   tracker: BindingTracker;
+  /** The binding versions a decision was made on (their wake-ups need no reconcile). */
+  seen: SeenVersions;
   metrics: SchedulerMetrics;
   settings: SchedulerSettings;
   clock?: () => Date;
@@ -90,13 +92,14 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
     const readAt = performance.now();
     const rb = await d.store.get<AnyResourceBinding>(ref);
     if (!rb || rb.metadata.deletionTimestamp) {
-      d.tracker.forget(key);
+      d.tracker.unpark(key);
+      d.seen.forget(key);
       failures.delete(key);
       return done();
     }
     if (!isResponsibleFor(rb, s.schedulerName)) {
       d.tracker.unpark(key);
-      d.tracker.reconciledAt(key, rb.metadata.resourceVersion);
+      d.seen.reconciled(key, rb.metadata.resourceVersion);
       return done();
     }
     let clusters = d.clusters.snapshot();
@@ -115,7 +118,7 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
         d.metrics.writes.status++;
       }
       d.tracker.unpark(key);
-      d.tracker.reconciledAt(key, rv);
+      d.seen.reconciled(key, rv);
       failures.delete(key);
       return done();
     }
@@ -164,7 +167,8 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
         if (result.error) ctx.log.info({ trigger, result: result.condition.reason, message: result.condition.message }, "binding not scheduled");
       }
     }
-    d.tracker.reconciledAt(key, cur.metadata.resourceVersion);
+    // every write above was made with the version read: it and all before it are decided on
+    d.seen.reconciled(key, cur.metadata.resourceVersion);
 
     switch (result.error?.requeue) {
       case "unschedulable":

@@ -1,0 +1,62 @@
+interface Entry {
+  /** The last version this replica wrote. */
+  wrote?: string;
+  /** Every version up to this one has been reconciled. */
+  upTo?: bigint;
+}
+
+const asRv = (rv: string | undefined): bigint | undefined => (rv && /^\d+$/.test(rv) ? BigInt(rv) : undefined);
+
+/**
+ * Echo suppression for one controller: the versions of objects it has already taken into
+ * account, so that the wake-up about such a version (most often its own write coming back)
+ * is acked without a reconcile. Two ways to know a version:
+ * - `wrote`: this replica wrote exactly that version (whatever it was based on);
+ * - `reconciled`: a completed reconcile read the object at that version and acted on it, so it
+ *   and every older version are covered (resourceVersions grow in commit order).
+ * Purely an optimisation: a wake-up that reaches another replica, or one this bounded memory
+ * has forgotten, runs one reconcile that changes nothing.
+ */
+export class SeenVersions {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly max = 200_000) {}
+
+  wrote(key: string, rv: string | undefined): void {
+    if (!rv) return;
+    this.touch(key).wrote = rv;
+  }
+
+  reconciled(key: string, rv: string | undefined): void {
+    const v = asRv(rv);
+    if (v === undefined) return;
+    const e = this.touch(key);
+    if (e.upTo === undefined || e.upTo < v) e.upTo = v;
+  }
+
+  /** Whether a wake-up about version `rv` of the object needs no reconcile. */
+  covers(key: string, rv: string | undefined): boolean {
+    const e = this.entries.get(key);
+    if (!e || !rv) return false;
+    if (e.wrote === rv) return true;
+    const v = asRv(rv);
+    return e.upTo !== undefined && v !== undefined && v <= e.upTo;
+  }
+
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private touch(key: string): Entry {
+    let e = this.entries.get(key);
+    if (e) this.entries.delete(key);
+    else e = {};
+    this.entries.set(key, e);
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    return e;
+  }
+}
