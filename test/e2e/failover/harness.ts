@@ -1,22 +1,14 @@
 // The whole stack as processes for the failover walk-throughs: the simulator's three seed members
 // in this process, then gateway, execution, binding, scheduler, taint-manager and eviction from
-// their builds, joined through the gateway, with every timing knob shrunk to seconds.
-import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
+// their builds (test/load/lib/stack.ts), joined through the gateway, with every timing knob shrunk
+// to seconds.
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
-import { eventually, freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
+import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { ProcessLogs } from "../../load/lib/logs.js";
+import { deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, type Services } from "../../load/lib/stack.js";
 
-export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
+export { root };
 
 export type Obj = {
   apiVersion?: string;
@@ -62,26 +54,25 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
   const cfg = await loadConfigFile(path.join(root, "packages/member-sim/clusters.example.yaml"));
   const sim = await startSimulator({ ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: o.readyDelayMs ?? 300 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0 })) });
   const db = await freshDatabase();
-  const gwPort = await freePort();
-  const estimatorPort = await freePort();
-  const base = { DATABASE_URL: db.url, NATS_URL, EVENTS_STREAM: uniqueName("E2E").toUpperCase(), EVENTS_PREFIX: uniqueName("e2e"), HOST: "127.0.0.1", DATABASE_POOL_SIZE: "4", LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...KNOBS, ...o.env };
-  const children: ChildProcess[] = [];
-  let logs = "";
-  const start = (name: string, env: Record<string, string>) => {
-    const child = spawn(process.execPath, [path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...process.env, ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    const keep = (d: Buffer) => (logs = (logs + d.toString().split("\n").map((l) => (l ? `${name}| ${l}` : l)).join("\n")).slice(-200_000));
-    child.stdout!.on("data", keep);
-    child.stderr!.on("data", keep);
-    children.push(child);
+  const env = { ...isolatedEnv(db, "E2E"), DATABASE_POOL_SIZE: "4", LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...KNOBS, ...o.env };
+  const logs = new ProcessLogs();
+  const close = async (services?: Services) => {
+    await services?.stop();
+    await sim.close();
+    await db.drop();
+    await deleteStream(env.EVENTS_STREAM);
   };
-  start("gateway", { PORT: String(gwPort), GRPC_PORT: "0" });
-  start("execution", { PORT: String(await freePort()), ESTIMATOR_PORT: String(estimatorPort) });
-  start("binding", { PORT: String(await freePort()) });
-  start("scheduler", { PORT: String(await freePort()), SCHEDULER_GRPC_PORT: "0", ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` });
-  start("taint-manager", { PORT: String(await freePort()) });
-  start("eviction", { PORT: String(await freePort()) });
-  const gw = `http://127.0.0.1:${gwPort}`;
-  const stack: Stack = {
+  let services: Services | undefined;
+  try {
+    services = await startServices({ env, logs, readyTimeoutMs: 30_000 });
+    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, adminUrl: sim.adminUrl!, sql: db.sql, count: cfg.clusters.length, timeoutMs: 60_000 });
+  } catch (e) {
+    console.error(logs.tail(20_000));
+    await close(services);
+    throw e;
+  }
+  const gw = services.gatewayUrl;
+  return {
     gw,
     sim,
     db,
@@ -105,31 +96,9 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
       const r = await fetch(`${gw}${p}`, { method: "DELETE" });
       if (!r.ok && r.status !== 404) throw new Error(`DELETE ${p}: ${r.status} ${await r.text()}`);
     },
-    logs: () => logs,
-    async close() {
-      for (const c of children) c.kill("SIGTERM");
-      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
-      await sim.close();
-      await db.drop();
-    },
+    logs: () => logs.tail(),
+    close: () => close(services),
   };
-  try {
-    await eventually(async () => (await fetch(`${gw}/readyz`)).ok, { timeoutMs: 30_000, intervalMs: 100 });
-    const { joinMembers } = (await import(path.join(root, "scripts/join-members.mjs"))) as { joinMembers: (o: { gatewayUrl: string; adminUrl: string; log?: (s: string) => void }) => Promise<string[]> };
-    await joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, log: () => {} });
-    await eventually(
-      async () => {
-        const l = await stack.list("/apis/cluster.karmada.io/v1alpha1/clusters");
-        return l.length === 3 && l.every((c) => ready(c) === "True" && (c.spec?.taints ?? []).length === 0 && c.status?.apiEnablements?.length);
-      },
-      { timeoutMs: 60_000, message: "three Ready, untainted clusters" },
-    );
-  } catch (e) {
-    console.error(logs.slice(-20_000));
-    await stack.close();
-    throw e;
-  }
-  return stack;
 }
 
 export const ready = (c: Obj | undefined) => (c?.status?.conditions as { type: string; status: string }[] | undefined)?.find((x) => x.type === "Ready")?.status;

@@ -7,12 +7,7 @@
 //        [--clusters N] [--works N] [--kind Deployment|ConfigMap] [--paced-rate N] [--paced-count N]
 //        [--concurrency N] [--pool N] [--probe-frequency-ms N] [--only burst|paced]
 // Needs `npx tsc -b packages/member-sim` (the simulator CLI runs from dist).
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ExecutionControllerFinalizer, type Cluster, type KubeObject, type Work } from "@flotilla/api";
 import { buildExecution, type Execution } from "@flotilla/execution";
@@ -21,9 +16,12 @@ import { createLogger, silentLogger } from "@flotilla/log";
 import { EstimatorClient } from "@flotilla/proto";
 import { ObjectStore, openDatabase } from "@flotilla/store";
 import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
+import { ProcessLogs } from "../lib/logs.js";
+import { cpuMs, rssBytes } from "../lib/proc.js";
+import { percentile, pool, sleep } from "../lib/stats.js";
+import { startSimulatorProcess, type SimMember } from "../lib/stack.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const { values } = parseArgs({
   options: {
     scenario: { type: "string", default: "full" },
@@ -55,67 +53,14 @@ const sc: Scenario = {
 const runBurst = !values.only || values.only === "burst";
 const runPaced = !values.only || values.only === "paced";
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
-function percentile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 /** CPU seconds (user + system) a process used so far, from /proc. */
-function cpuOf(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+const cpuOf = (pid: number | undefined) => (cpuMs(pid) || 0) / 1000;
 const selfCpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
-function rssOf(pid: number | undefined): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Runs `fn` over items with at most `n` at once. */
-async function pool<T>(items: T[], n: number, fn: (t: T, i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
-
-interface SimMember {
-  name: string;
-  server: string;
-  token: string;
-}
-
-/** The simulator CLI as a child process; resolves with its clusters once it printed them. */
-async function startSimulatorProcess(): Promise<{ child: ChildProcess; clusters: SimMember[]; adminUrl: string }> {
-  const cli = path.join(root, "packages/member-sim/dist/cli.js");
-  const child = spawn(process.execPath, [cli, "--count", String(sc.clusters), "--json", "--admin-port", "0", "--ready-delay-ms", String(sc.readyDelayMs), "--node-pods", "110"], { stdio: ["ignore", "pipe", "inherit"] });
-  const lines = createInterface(child.stdout!);
-  const first = await new Promise<string>((resolve, reject) => {
-    lines.once("line", resolve);
-    child.once("exit", (c) => reject(new Error(`simulator exited ${c}`)));
-  });
-  const info = JSON.parse(first) as { admin: string; clusters: SimMember[] };
-  return { child, clusters: info.clusters, adminUrl: info.admin };
-}
-
 function manifest(i: number): KubeObject {
   const name = `app-${i}`;
   if (sc.kind === "ConfigMap") return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "load" }, data: { i: String(i) } };
@@ -131,7 +76,7 @@ function manifest(i: number): KubeObject {
   };
 }
 
-function work(i: number, clusters: SimMember[]): Work {
+function work(i: number, clusters: readonly SimMember[]): Work {
   const c = clusters[i % clusters.length]!;
   return {
     apiVersion: "work.karmada.io/v1alpha1",
@@ -179,7 +124,7 @@ async function main() {
   console.log(`execution load test: scenario ${sc.name}: ${sc.clusters} clusters, ${sc.works} Works (burst), ${sc.pacedCount} Works at ${sc.pacedRate}/s (paced), ${sc.kind}, concurrency ${sc.concurrency}, pool ${sc.pool}, probe every ${sc.probeFrequencyMs} ms`);
   console.log(`machine: ${os.cpus().length} cpus (${os.cpus()[0]?.model}), node ${process.version}`);
 
-  const sim = await startSimulatorProcess();
+  const sim = await startSimulatorProcess({ count: sc.clusters, readyDelayMs: sc.readyDelayMs, nodePods: 110, logs: new ProcessLogs() });
   const db = await freshDatabase({ max: 8 });
   const execDb = await openDatabase({ url: db.url, max: sc.pool, migrate: false });
   const nc = await connectNats({ servers: NATS_URL });
@@ -196,7 +141,7 @@ async function main() {
   const cleanup = async () => {
     await exec?.stop().catch(() => {});
     await relay.stop().catch(() => {});
-    sim.child.kill("SIGTERM");
+    await sim.stop();
     await jsm.streams.delete(stream).catch(() => {});
     await nc.close().catch(() => {});
     await execDb.close().catch(() => {});
@@ -207,7 +152,8 @@ async function main() {
   try {
     // join every member, Ready already (as if probed), so the burst can be written before the service runs
     const t0 = performance.now();
-    await pool(sim.clusters, 16, async (c) => {
+    await pool(sim.clusters.length, 16, async (i) => {
+      const c = sim.clusters[i]!;
       await driver.create({ apiVersion: "v1", kind: "Secret", metadata: { name: c.name, namespace: "karmada-cluster" }, data: { token: Buffer.from(c.token).toString("base64") } });
       const cl = await driver.create<Cluster>({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: c.name }, spec: { apiEndpoint: c.server, secretRef: { namespace: "karmada-cluster", name: c.name }, syncMode: "Push" } });
       await driver.updateStatus({ ...cl, status: { conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }] } });
@@ -230,7 +176,8 @@ async function main() {
     if (runBurst) {
       const works = Array.from({ length: sc.works }, () => work(index++, sim.clusters));
       const w0 = performance.now();
-      await pool(works, 32, async (w) => {
+      await pool(works.length, 32, async (i) => {
+        const w = works[i]!;
         await driver.create(w);
         createdAt.set(`${w.metadata.namespace}/${w.metadata.name}`, performance.now());
       });
@@ -262,7 +209,7 @@ async function main() {
       const snap = exec.works.snapshot();
       const p = snap.metrics.percentiles();
       console.log(`  reconciles: ${JSON.stringify(p)}`);
-      console.log(`  memory: this process rss ${mb(process.memoryUsage().rss)} MB heap ${mb(process.memoryUsage().heapUsed)} MB; simulator rss ${mb(rssOf(sim.child.pid))} MB`);
+      console.log(`  memory: this process rss ${mb(process.memoryUsage().rss)} MB heap ${mb(process.memoryUsage().heapUsed)} MB; simulator rss ${mb(rssBytes(sim.child.pid))} MB`);
     }
 
     if (runPaced) {
@@ -306,7 +253,7 @@ async function main() {
         FROM (SELECT EXTRACT(EPOCH FROM published_at - created_at) * 1000 AS ms FROM outbox WHERE gk = 'work.karmada.io/Work' AND type = 'ADDED' AND published_at IS NOT NULL) x`;
       console.log(`    outbox row → published to NATS (relay): p50 ${fmt(Number(relayLat[0]?.p50 ?? 0))}, p99 ${fmt(Number(relayLat[0]?.p99 ?? 0))}`);
       console.log(`    of which create → first reconcile (outbox, relay, NATS, queue): p50 ${fmt(percentile(wake, 0.5))}, p99 ${fmt(percentile(wake, 0.99))}; first reconcile → Applied written (member + status): p50 ${fmt(percentile(svc, 0.5))}, p99 ${fmt(percentile(svc, 0.99))}`);
-      console.log(`  memory: this process rss ${mb(process.memoryUsage().rss)} MB heap ${mb(process.memoryUsage().heapUsed)} MB; simulator rss ${mb(rssOf(sim.child.pid))} MB`);
+      console.log(`  memory: this process rss ${mb(process.memoryUsage().rss)} MB heap ${mb(process.memoryUsage().heapUsed)} MB; simulator rss ${mb(rssBytes(sim.child.pid))} MB`);
     }
 
     // probes: let at least two full periods pass with the Works in place

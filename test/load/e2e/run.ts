@@ -1,0 +1,745 @@
+// End-to-end load runner: the whole stack as processes (every service from its build, the member
+// simulator as a child), one ClusterPropagationPolicy (Divided, weighted by available replicas,
+// exactly 2 clusters per binding), then a burst of Deployments POSTed through the gateway,
+// followed by the objects table through binding → scheduled → Works applied → template ready;
+// then (phase 2) the cluster with the most bindings made unreachable and the bindings followed
+// off it. Also: a light-load latency probe, pgbench on the same Postgres, CPU and peak RSS per
+// process, transactions and wake-ups per binding, pending pods on the members.
+// See README.md beside this file.
+//   npm run build
+//   node --conditions=source --import tsx test/load/e2e/run.ts [--clusters 100] [--deployments 2000] [...]
+import { readdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { milliValue, value, type KubeObject } from "@flotilla/api";
+import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { backendCpu, backendCpuDelta, consumerDeliveries, dbTransactions, streamMessages, type ConsumerCount } from "../lib/counters.js";
+import { ProcessLogs, type LogMessage } from "../lib/logs.js";
+import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
+import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
+import { PipelineTracker, STAGES, worksMatch, type TemplateState } from "../lib/pipeline.js";
+import { cpuMs, cpuMsByName, pgrep, RssSampler } from "../lib/proc.js";
+import { deleteStream, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type Services, type SimulatorProcess } from "../lib/stack.js";
+import { distribution, fmt, markdownTable, mib, pool, sleep, type Distribution } from "../lib/stats.js";
+
+// ---------------------------------------------------------------------------------------------
+// settings
+
+const { values: v } = parseArgs({
+  options: {
+    clusters: { type: "string", default: "100" },
+    deployments: { type: "string", default: "2000" },
+    replicas: { type: "string", default: "3" },
+    cpu: { type: "string", default: "100m" },
+    memory: { type: "string", default: "64Mi" },
+    concurrency: { type: "string", default: "32" },
+    namespaces: { type: "string", default: "10" },
+    timeout: { type: "string", default: "600" },
+    stall: { type: "string", default: "60" },
+    failover: { type: "boolean" },
+    "no-failover": { type: "boolean" },
+    "ready-delay-ms": { type: "string", default: "200" },
+    nodes: { type: "string", default: "3" },
+    "node-cpu": { type: "string", default: "8" },
+    "node-memory": { type: "string", default: "32Gi" },
+    "node-pods": { type: "string", default: "110" },
+    probe: { type: "string", default: "20" },
+    "pgbench-seconds": { type: "string", default: "10" },
+    "stats-wait": { type: "string", default: "11" },
+    "cpu-prof": { type: "string" },
+    env: { type: "string", multiple: true, default: [] },
+    json: { type: "string" },
+    "log-dir": { type: "string" },
+  },
+});
+
+function int(name: keyof typeof v, min = 0): number {
+  const n = Number(v[name]);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: expected an integer ≥ ${min}, got ${JSON.stringify(v[name])}`);
+  return n;
+}
+
+const userEnv = Object.fromEntries(
+  (v.env as string[]).map((kv) => {
+    const i = kv.indexOf("=");
+    if (i < 1) throw new Error(`--env: expected KEY=VAL, got ${JSON.stringify(kv)}`);
+    return [kv.slice(0, i), kv.slice(i + 1)];
+  }),
+);
+
+const S = {
+  clusters: int("clusters", 2),
+  deployments: int("deployments", 1),
+  replicas: int("replicas", 1),
+  cpu: v.cpu!,
+  memory: v.memory!,
+  concurrency: int("concurrency", 1),
+  namespaces: int("namespaces", 1),
+  timeoutS: int("timeout", 1),
+  stallS: int("stall", 1),
+  failover: !v["no-failover"],
+  readyDelayMs: int("ready-delay-ms"),
+  nodes: int("nodes", 1),
+  nodeCpu: v["node-cpu"]!,
+  nodeMemory: v["node-memory"]!,
+  nodePods: int("node-pods", 1),
+  probe: int("probe"),
+  pgbenchS: int("pgbench-seconds"),
+  statsWaitS: int("stats-wait"),
+  cpuProf: v["cpu-prof"] ? path.resolve(v["cpu-prof"]) : undefined,
+  env: userEnv,
+};
+
+/** Failover knobs (phase 2): probes every second, Ready False after 2 s, NoExecute at once; heartbeats never go stale on their own. */
+const FAILOVER_KNOBS: Record<string, string> = {
+  CLUSTER_STATUS_UPDATE_FREQUENCY: "1s",
+  CLUSTER_FAILURE_THRESHOLD: "2s",
+  FAILOVER_EVICTION_TIMEOUT: "0s",
+  CLUSTER_MONITOR_GRACE_PERIOD: "10m",
+};
+
+const PROBE_NS = "load-probe";
+const namespaces = Array.from({ length: S.namespaces }, (_, i) => `load-${i}`);
+const keyOf = (i: number) => `${namespaces[i % S.namespaces]}/app-${i}`;
+const PHASE1 = ["bound", "scheduled", "worksApplied", "ready"] as const;
+const PHASE1_LABEL: Record<(typeof PHASE1)[number], string> = {
+  bound: "binding created",
+  scheduled: "binding scheduled",
+  worksApplied: "Works applied",
+  ready: "template ready",
+};
+
+// ---------------------------------------------------------------------------------------------
+// objects
+
+function deployment(ns: string, name: string, replicas: number): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: ns, labels: { app: name } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "app", image: "nginx", resources: { requests: { cpu: S.cpu, memory: S.memory } } }] } },
+    },
+  };
+}
+
+/** One ClusterPropagationPolicy for every load namespace (a PropagationPolicy only selects in its own namespace). */
+function policy(): KubeObject {
+  return {
+    apiVersion: "policy.karmada.io/v1alpha1",
+    kind: "ClusterPropagationPolicy",
+    metadata: { name: "load-e2e" },
+    spec: {
+      resourceSelectors: [...namespaces, PROBE_NS].map((namespace) => ({ apiVersion: "apps/v1", kind: "Deployment", namespace })),
+      placement: {
+        replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted", weightPreference: { dynamicWeight: "AvailableReplicas" } },
+        spreadConstraints: [{ spreadByField: "cluster", maxGroups: 2, minGroups: 2 }],
+        ...(S.failover
+          ? { clusterTolerations: ["cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable"].map((key) => ({ key, operator: "Exists", effect: "NoExecute", tolerationSeconds: 0 })) }
+          : {}),
+      },
+    },
+  };
+}
+
+async function post(gw: string, p: string, body: unknown): Promise<Response> {
+  return fetch(`${gw}${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+}
+
+const deploymentsPath = (ns: string) => `/apis/apps/v1/namespaces/${ns}/deployments`;
+
+// ---------------------------------------------------------------------------------------------
+// counters before and after a window
+
+interface CpuSnapshot {
+  t: number;
+  /** CPU ms so far per process (services, member-sim, runner, postgres (all processes), nats-server). */
+  cpu: Map<string, number>;
+  /** CPU ms so far of each backend of the database. */
+  backends: Map<number, number>;
+}
+
+interface Counters extends CpuSnapshot {
+  xacts: number;
+  /** Messages published to the stream so far (one per outbox row: one per object write). */
+  published: number;
+  consumers: Map<string, ConsumerCount>;
+}
+
+interface Window {
+  /** Length of the window of the counts (transactions, messages). */
+  seconds: number;
+  /** Length of the window of the CPU times (it may end earlier). */
+  cpuSeconds: number;
+  cpuMs: Map<string, number>;
+  xacts: number;
+  published: number;
+  delivered: Map<string, number>;
+  redelivered: Map<string, number>;
+}
+
+async function cpuSnapshot(db: TestDatabase, procs: ReadonlyMap<string, number | undefined>): Promise<CpuSnapshot> {
+  const backends = await backendCpu(db.sql, db.name);
+  const cpu = new Map([...procs].map(([n, pid]) => [n, cpuMs(pid)]));
+  const self = process.cpuUsage();
+  cpu.set("runner", (self.user + self.system) / 1000);
+  cpu.set("postgres (all processes)", cpuMsByName("postgres"));
+  cpu.set("nats-server", cpuMsByName("nats-server"));
+  return { t: performance.now(), cpu, backends };
+}
+
+async function counters(db: TestDatabase, stream: string, procs: ReadonlyMap<string, number | undefined>): Promise<Counters> {
+  const [xacts, published, consumers] = await Promise.all([dbTransactions(db.sql, db.name), streamMessages(stream), consumerDeliveries(stream)]);
+  return { ...(await cpuSnapshot(db, procs)), xacts, published, consumers };
+}
+
+/** The counts from a to b, the CPU times from a to cpuEnd (default b). */
+function windowOf(a: Counters, b: Counters, cpuEnd: CpuSnapshot = b): Window {
+  const cpuMs = new Map([...cpuEnd.cpu].map(([n, ms]) => [n, ms - (a.cpu.get(n) ?? 0)]));
+  cpuMs.set("postgres (this database's backends)", backendCpuDelta(a.backends, cpuEnd.backends));
+  const delta = (k: keyof ConsumerCount) => new Map([...b.consumers].map(([n, c]) => [n, c[k] - (a.consumers.get(n)?.[k] ?? 0)]));
+  return {
+    seconds: (b.t - a.t) / 1000,
+    cpuSeconds: (cpuEnd.t - a.t) / 1000,
+    cpuMs,
+    xacts: b.xacts - a.xacts,
+    published: b.published - a.published,
+    delivered: delta("delivered"),
+    redelivered: delta("redelivered"),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// waiting for stages
+
+interface WaitOutcome {
+  complete: boolean;
+  /** Why it stopped waiting, when not complete. */
+  reason?: string;
+}
+
+/**
+ * Waits until every stage has `target()` keys (and `done()` holds), printing progress every 2 s;
+ * gives up at the deadline or when no count has moved for the stall time. `onChange` runs after
+ * the counts moved (at most every 250 ms), so what it records is at most ~350 ms after the last move.
+ */
+async function waitStages(
+  tracker: PipelineTracker,
+  names: readonly string[],
+  o: { target: () => number; done?: () => boolean; t0: number; label: (n: string) => string; onChange?: () => Promise<void> },
+): Promise<WaitOutcome> {
+  const deadline = o.t0 + S.timeoutS * 1000;
+  let last = "";
+  let lastChange = performance.now();
+  let lastPrint = 0;
+  let dirty = false;
+  let lastCall = 0;
+  for (;;) {
+    const counts = tracker.counts(names);
+    const now = performance.now();
+    const line = names.map((n, i) => `${o.label(n)} ${counts[i]}`).join(", ");
+    if (line !== last) [last, lastChange, dirty] = [line, now, true];
+    if (dirty && o.onChange && now - lastCall >= 250) {
+      [dirty, lastCall] = [false, now];
+      await o.onChange();
+    }
+    if (now - lastPrint >= 2000) {
+      console.log(`  ${fmt((now - o.t0) / 1000, 1).padStart(6)} s  ${line}`);
+      lastPrint = now;
+    }
+    if ((o.done?.() ?? true) && counts.every((c) => c >= o.target())) return { complete: true };
+    if (now > deadline) return { complete: false, reason: `timeout after ${S.timeoutS} s` };
+    if (now - lastChange > S.stallS * 1000) return { complete: false, reason: `stalled: nothing moved for ${S.stallS} s` };
+    await sleep(100);
+  }
+}
+
+interface StageResult {
+  stage: string;
+  reached: number;
+  of: number;
+  /** From the window's start until the last key reached the stage (all of them), ms. */
+  allMs?: number;
+  perSecond?: number;
+  latencyMs: Distribution;
+}
+
+function stageResult(stage: string, at: ReadonlyMap<string, number>, of: number, t0: number, from: (k: string) => number | undefined): StageResult {
+  const lat: number[] = [];
+  let lastAt = -Infinity;
+  for (const [k, t] of at) {
+    lastAt = Math.max(lastAt, t);
+    const f = from(k);
+    if (f !== undefined) lat.push(t - f);
+  }
+  const complete = at.size >= of && of > 0;
+  const allMs = complete ? lastAt - t0 : undefined;
+  return { stage, reached: at.size, of, ...(allMs !== undefined ? { allMs, perSecond: (of / allMs) * 1000 } : {}), latencyMs: distribution(lat) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// phases
+
+interface ProbeResult {
+  n: number;
+  latencyMs: Distribution;
+  failures: string[];
+}
+
+/** Light load: single Deployments one after another, POST → the template's readyReplicas = replicas (GET every 10 ms). */
+async function lightProbe(gw: string, n: number): Promise<ProbeResult> {
+  const lat: number[] = [];
+  const failures: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = `probe-${i}`;
+    const t = performance.now();
+    const r = await post(gw, deploymentsPath(PROBE_NS), deployment(PROBE_NS, name, 3));
+    if (r.status !== 201) {
+      failures.push(`${name}: POST ${r.status} ${(await r.text()).slice(0, 200)}`);
+      continue;
+    }
+    for (;;) {
+      const d = (await (await fetch(`${gw}${deploymentsPath(PROBE_NS)}/${name}`)).json()) as KubeObject;
+      if ((d.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3) {
+        lat.push(performance.now() - t);
+        break;
+      }
+      if (performance.now() - t > 30_000) {
+        failures.push(`${name}: not ready after 30 s`);
+        break;
+      }
+      await sleep(10);
+    }
+  }
+  return { n, latencyMs: distribution(lat), failures };
+}
+
+interface BurstResult {
+  posted: number;
+  postFailures: string[];
+  wait: WaitOutcome;
+  stages: StageResult[];
+  settledAfterMs: number;
+  window: Window;
+}
+
+interface Probes {
+  counters(): Promise<Counters>;
+  cpu(): Promise<CpuSnapshot>;
+  /** Waits until the services are idle and Postgres has published its counters. */
+  settle(): Promise<void>;
+}
+
+async function burst(gw: string, tracker: PipelineTracker, probes: Probes): Promise<BurstResult> {
+  const keys = Array.from({ length: S.deployments }, (_, i) => keyOf(i));
+  for (const s of PHASE1) tracker.track(s, keys, STAGES[s]);
+  const c0 = await probes.counters();
+  const t0 = performance.now();
+  const postedAt = new Map<string, number>();
+  const postMs: number[] = [];
+  const postFailures: string[] = [];
+  let postsDone = false;
+  console.log(`\nburst: ${S.deployments} Deployments × ${S.replicas} replicas (cpu ${S.cpu}, memory ${S.memory}) over ${S.namespaces} namespaces, ${S.concurrency} POSTs at once`);
+  const posting = pool(S.deployments, S.concurrency, async (i) => {
+    const [ns, name] = keyOf(i).split("/") as [string, string];
+    const t = performance.now();
+    try {
+      const r = await post(gw, deploymentsPath(ns), deployment(ns, name, S.replicas));
+      if (r.status === 201) {
+        await r.arrayBuffer();
+        const done = performance.now();
+        postedAt.set(keyOf(i), done);
+        postMs.push(done - t);
+      } else postFailures.push(`${keyOf(i)}: ${r.status} ${(await r.text()).slice(0, 200)}`);
+    } catch (e) {
+      postFailures.push(`${keyOf(i)}: ${(e as Error).message}`);
+    }
+  }).finally(() => (postsDone = true));
+  let cpuEnd: CpuSnapshot | undefined; // after the last move of the stage counts
+  const wait = await waitStages(tracker, PHASE1, {
+    t0,
+    target: () => postedAt.size,
+    done: () => postsDone,
+    label: (n) => PHASE1_LABEL[n as keyof typeof PHASE1_LABEL],
+    onChange: async () => void (cpuEnd = await probes.cpu()),
+  });
+  await posting;
+  if (wait.complete || !cpuEnd) cpuEnd = await probes.cpu();
+  const tEnd = performance.now();
+  console.log(wait.complete ? `  all stages reached after ${fmt(tEnd - t0)} ms` : `  INCOMPLETE: ${wait.reason}`);
+  const lastPost = Math.max(...postedAt.values());
+  const postStage: StageResult = {
+    stage: "POST done",
+    reached: postedAt.size,
+    of: S.deployments,
+    ...(postedAt.size === S.deployments ? { allMs: lastPost - t0, perSecond: (S.deployments / (lastPost - t0)) * 1000 } : {}),
+    latencyMs: distribution(postMs),
+  };
+  const stages = [postStage, ...PHASE1.map((s) => ({ ...stageResult(s, tracker.reached(s), S.deployments, t0, (k) => postedAt.get(k)), stage: PHASE1_LABEL[s] }))];
+  await probes.settle();
+  const c1 = await probes.counters();
+  return { posted: postedAt.size, postFailures, wait, stages, settledAfterMs: c1.t - t0, window: windowOf(c0, c1, cpuEnd) };
+}
+
+interface PodsResult {
+  total: number;
+  running: number;
+  pending: number;
+  /** Clusters with ≥ 1 replica of a load Deployment in some binding's spec.clusters. */
+  clustersUsed: number;
+  /** The clusters in the most load bindings, with their binding and replica counts. */
+  topClusters: { cluster: string; bindings: number; replicas: number }[];
+  /** Clusters holding any pod at all (the probe Deployments included). */
+  clustersWithPods: number;
+  /** The cluster asked for the most pods: pods asked (running + pending) vs how many of these pods fit on it. */
+  busiest?: { cluster: string; asked: number; pending: number; room: number; roomBy: string };
+  overCapacity: number;
+}
+
+function podsResult(pods: ClusterPods[], tracker: PipelineTracker): PodsResult {
+  const used = new Map<string, { cluster: string; bindings: number; replicas: number }>();
+  for (let i = 0; i < S.deployments; i++) {
+    for (const c of tracker.templates.get(keyOf(i))?.binding?.clusters ?? []) {
+      if (c.replicas <= 0) continue;
+      const u = used.get(c.name) ?? { cluster: c.name, bindings: 0, replicas: 0 };
+      u.bindings++;
+      u.replicas += c.replicas;
+      used.set(c.name, u);
+    }
+  }
+  const perPod = { cpu: milliValue(S.cpu), memory: value(S.memory), pods: 1 };
+  const room = (p: ClusterPods) => {
+    const by = (Object.keys(perPod) as (keyof typeof perPod)[]).map((k) => ({ k, n: perPod[k] > 0 ? Math.floor((p.allocatable[k] ?? 0) / perPod[k]) : Infinity }));
+    return by.reduce((a, b) => (b.n < a.n ? b : a));
+  };
+  const asked = (p: ClusterPods) => p.running + p.pending;
+  const busiest = pods.reduce<ClusterPods | undefined>((a, p) => (!a || asked(p) > asked(a) ? p : a), undefined);
+  const r = busiest && room(busiest);
+  return {
+    total: pods.reduce((a, p) => a + asked(p), 0),
+    running: pods.reduce((a, p) => a + p.running, 0),
+    pending: pods.reduce((a, p) => a + p.pending, 0),
+    clustersUsed: used.size,
+    topClusters: [...used.values()].sort((a, b) => b.bindings - a.bindings).slice(0, 5),
+    clustersWithPods: pods.filter((p) => asked(p) > 0).length,
+    ...(busiest && r ? { busiest: { cluster: busiest.name, asked: asked(busiest), pending: busiest.pending, room: r.n, roomBy: r.k } } : {}),
+    overCapacity: pods.filter((p) => asked(p) > room(p).n).length,
+  };
+}
+
+interface FailoverResult {
+  cluster: string;
+  bindings: number;
+  /** From the fault to the first NoSchedule taint and to the NoExecute taint, ms. */
+  faultToNoScheduleMs?: number;
+  faultToNoExecuteMs?: number;
+  wait: WaitOutcome;
+  /** From the NoExecute taint. */
+  stages: StageResult[];
+  /** How many clusters each affected binding lists at the end: {"2": 590, "1": 10}. */
+  clusterCounts: Record<string, number>;
+  window: Window;
+}
+
+const FAILOVER_STAGES = ["evicted", "rescheduled", "newWorksApplied"] as const;
+const FAILOVER_LABEL: Record<(typeof FAILOVER_STAGES)[number], string> = {
+  evicted: "evicted (off spec.clusters)",
+  rescheduled: "rescheduled (2 other clusters)",
+  newWorksApplied: "new Works applied",
+};
+
+async function failover(adminUrl: string, tracker: PipelineTracker, probes: Probes): Promise<FailoverResult> {
+  const keys = Array.from({ length: S.deployments }, (_, i) => keyOf(i));
+  const perCluster = new Map<string, number>();
+  for (const k of keys) for (const c of tracker.templates.get(k)?.binding?.clusters ?? []) perCluster.set(c.name, (perCluster.get(c.name) ?? 0) + 1);
+  const [cluster, count] = [...perCluster].reduce((a, b) => (b[1] > a[1] ? b : a));
+  const affected = keys.filter((k) => tracker.templates.get(k)?.binding?.clusters.some((c) => c.name === cluster));
+  const off = (s: TemplateState) => !!s.binding && !s.binding.clusters.some((c) => c.name === cluster);
+  const rescheduled = (s: TemplateState) => off(s) && s.binding!.clusters.length === 2 && s.binding!.clusters.reduce((a, c) => a + c.replicas, 0) === S.replicas;
+  tracker.track("evicted", affected, off);
+  tracker.track("rescheduled", affected, rescheduled);
+  tracker.track("newWorksApplied", affected, (s) => rescheduled(s) && worksMatch(s));
+  console.log(`\nfailover: ${cluster} (in ${count} bindings) made unreachable`);
+  const c0 = await probes.counters();
+  const tFault = performance.now();
+  await setFault(adminUrl, cluster, "unreachable");
+  const taintAt = (effect: string) => [...(tracker.taints.get(cluster) ?? [])].find(([k]) => k.endsWith(`:${effect}`))?.[1];
+  let cpuEnd: CpuSnapshot | undefined;
+  const wait = await waitStages(tracker, FAILOVER_STAGES, {
+    t0: tFault,
+    target: () => affected.length,
+    label: (n) => FAILOVER_LABEL[n as keyof typeof FAILOVER_LABEL],
+    onChange: async () => void (cpuEnd = await probes.cpu()),
+  });
+  const noExecute = taintAt("NoExecute");
+  const noSchedule = taintAt("NoSchedule");
+  if (noExecute === undefined) console.log(`  no NoExecute taint on ${cluster} was seen`);
+  const stages = FAILOVER_STAGES.map((s) => ({ ...stageResult(s, tracker.reached(s), affected.length, noExecute ?? tFault, () => noExecute), stage: FAILOVER_LABEL[s] }));
+  const clusterCounts: Record<string, number> = {};
+  for (const k of affected) {
+    const n = String(tracker.templates.get(k)?.binding?.clusters.length ?? 0);
+    clusterCounts[n] = (clusterCounts[n] ?? 0) + 1;
+  }
+  const c1 = await probes.counters();
+  return {
+    cluster,
+    bindings: affected.length,
+    ...(noSchedule !== undefined ? { faultToNoScheduleMs: noSchedule - tFault } : {}),
+    ...(noExecute !== undefined ? { faultToNoExecuteMs: noExecute - tFault } : {}),
+    wait,
+    stages,
+    clusterCounts,
+    window: windowOf(c0, c1, wait.complete ? c1 : (cpuEnd ?? c1)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// output
+
+function stageRows(stages: StageResult[]): string[][] {
+  return stages.map((s) => [
+    s.stage,
+    s.allMs !== undefined ? fmt(s.allMs) : `${fmt(s.reached)}/${fmt(s.of)} reached`,
+    fmt(s.perSecond),
+    fmt(s.latencyMs.p50),
+    fmt(s.latencyMs.p90),
+    fmt(s.latencyMs.p99),
+    fmt(s.latencyMs.max),
+  ]);
+}
+
+function perBinding(w: Window, idle: Window | undefined, n: number, peakRss: ReadonlyMap<string, number>): string[][] {
+  return [...w.cpuMs].map(([p, ms]) => {
+    const idleRate = idle ? (idle.cpuMs.get(p) ?? NaN) / idle.seconds : NaN;
+    const usable = idle && p !== "postgres (all processes)"; // pgbench ran in the idle window
+    return [p, fmt(ms), fmt(ms / n, 2), usable ? fmt(idleRate, 1) : "-", usable ? fmt(Math.max(0, ms - idleRate * w.cpuSeconds) / n, 2) : "-", mib(peakRss.get(p))];
+  });
+}
+
+/** Consumers by name, without the stream's prefix ("scheduler-e2e_xxx_obj_work_karmada_io_ResourceBinding" → "scheduler: work_karmada_io_ResourceBinding"). */
+function wakeupRows(w: Window, idle: Window | undefined, n: number, prefix: string): string[][] {
+  const short = (c: string) => c.replace(`-${prefix}_obj_`, ": ");
+  return [...w.delivered].map(([c, d]) => {
+    const idleRate = idle ? (idle.delivered.get(c) ?? 0) / idle.seconds : NaN;
+    return [short(c), fmt(d), fmt(d / n, 2), fmt(w.redelivered.get(c)), fmt(idleRate, 1), fmt(Math.max(0, d - idleRate * w.seconds) / n, 2)];
+  });
+}
+
+function logRows(summary: Map<string, LogMessage[]>): string[] {
+  const out: string[] = [];
+  for (const [proc, msgs] of summary) {
+    const bad = msgs.filter((m) => m.level !== "info" && m.level !== "debug" && m.level !== "trace");
+    if (!bad.length) continue;
+    const total = bad.reduce((a, m) => a + m.count, 0);
+    out.push(`  ${proc}: ${total} line(s) at warn or above (or plain text)`);
+    for (const m of bad.slice(0, 6)) out.push(`    ${String(m.count).padStart(6)} × ${m.level} ${m.msg}`);
+  }
+  return out;
+}
+
+function listProfiles(dir: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (d.isDirectory()) out.set(d.name, readdirSync(path.join(dir, d.name)).filter((f) => f.endsWith(".cpuprofile")));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const startedAt = new Date();
+  const loadStart = os.loadavg();
+  const runDir = path.resolve(v["log-dir"] ?? path.join(os.tmpdir(), `flotilla-e2e-${startedAt.toISOString().replace(/[:.]/g, "-")}`));
+  const logs = new ProcessLogs(runDir);
+  const knobs = { LOG_LEVEL: "warn", ...(S.failover ? FAILOVER_KNOBS : {}), ...S.env };
+  console.log(`end-to-end load: ${S.clusters} clusters (${S.nodes} nodes × ${S.nodeCpu} CPU × ${S.nodeMemory} × ${S.nodePods} pods, ready delay ${S.readyDelayMs} ms), ${S.deployments} Deployments × ${S.replicas} replicas, failover ${S.failover ? "on" : "off"}`);
+  console.log(`machine: ${os.cpus().length} cores, load ${loadStart.map((l) => l.toFixed(2)).join(" ")}; service settings ${JSON.stringify(knobs)}; logs in ${runDir}`);
+
+  const db = await freshDatabase({ max: 4 });
+  const env = { ...isolatedEnv(db, "E2E"), ...knobs };
+  const stream = env.EVENTS_STREAM;
+  let sim: SimulatorProcess | undefined;
+  let services: Services | undefined;
+  let tracker: PipelineTracker | undefined;
+  let rss: RssSampler | undefined;
+  const result: Record<string, unknown> = { startedAt: startedAt.toISOString(), cores: os.cpus().length, node: process.version, settings: S, serviceEnv: knobs, logs: runDir };
+  let failed = false;
+  try {
+    sim = await startSimulatorProcess({
+      count: S.clusters,
+      readyDelayMs: S.readyDelayMs,
+      nodes: S.nodes,
+      nodeCpu: S.nodeCpu,
+      nodeMemory: S.nodeMemory,
+      nodePods: S.nodePods,
+      logs,
+      ...(S.cpuProf ? { cpuProfDir: path.join(S.cpuProf, "member-sim") } : {}),
+    });
+    services = await startServices({ env, logs, ...(S.cpuProf ? { cpuProfDir: S.cpuProf } : {}) });
+    const gw = services.gatewayUrl;
+    const pids = new Map<string, number | undefined>([...[...services.procs].map(([n, p]) => [n, p.child.pid] as const), ["member-sim", sim.child.pid], ["runner", process.pid], ["nats-server", pgrep("nats-server")[0]]]);
+    rss = new RssSampler(() => pids);
+    const servicePids = new Map([...pids].filter(([n]) => n !== "runner" && n !== "nats-server"));
+    const probes: Probes = {
+      counters: () => counters(db, stream, servicePids),
+      cpu: () => cpuSnapshot(db, servicePids),
+      async settle() {
+        await waitIdle(db.sql, services!.ports.values(), { timeoutMs: 120_000 }).catch((e: Error) => console.log(`  ${e.message}`));
+        await sleep(S.statsWaitS * 1000); // pg_stat_database: idle backends publish their counts within 10 s
+      },
+    };
+
+    let t = performance.now();
+    await joinAndWaitReady({ gatewayUrl: gw, adminUrl: sim.adminUrl, sql: db.sql, count: S.clusters });
+    console.log(`stack up: ${S.clusters} clusters Ready after ${fmt(performance.now() - t)} ms`);
+
+    tracker = new PipelineTracker(db.sql, 250);
+    tracker.start();
+    const pr = await post(gw, "/apis/policy.karmada.io/v1alpha1/clusterpropagationpolicies", policy());
+    if (pr.status !== 201) throw new Error(`creating the policy: ${pr.status} ${await pr.text()}`);
+
+    const probe = S.probe ? await lightProbe(gw, S.probe) : undefined;
+    if (probe) console.log(`light load: ${probe.n} sequential Deployments (3 replicas), POST → template ready: p50 ${fmt(probe.latencyMs.p50)} ms, p99 ${fmt(probe.latencyMs.p99)} ms, max ${fmt(probe.latencyMs.max)} ms${probe.failures.length ? `; failures: ${probe.failures.join("; ")}` : ""}`);
+    result.probe = probe;
+
+    t = performance.now();
+    await waitIdle(db.sql, services.ports.values());
+    console.log(`idle after ${fmt(performance.now() - t)} ms`);
+    let idle: Window | undefined;
+    let bench: PgbenchResult | undefined;
+    if (S.pgbenchS > 0) {
+      const a = await probes.counters();
+      bench = await pgbench({ seconds: S.pgbenchS });
+      idle = windowOf(a, await probes.counters());
+      console.log(`pgbench on an idle stack: ${fmt(bench.tps)} tps (${bench.command})`);
+    }
+    result.pgbench = bench && { tps: bench.tps, command: bench.command };
+    result.idle = idle && jsonWindow(idle);
+
+    const b = await burst(gw, tracker, probes);
+    result.burst = { ...b, window: jsonWindow(b.window) };
+    if (b.postFailures.length) console.log(`  ${b.postFailures.length} POSTs failed, e.g. ${b.postFailures.slice(0, 3).join("; ")}`);
+
+    const pods = podsResult(await clusterPods(sim.adminUrl), tracker);
+    result.pods = pods;
+    const tainted = [...tracker.taints].filter(([, m]) => m.size > 0).map(([c, m]) => `${c} ${[...m.keys()].join(",")}`);
+    if (tainted.length) console.log(`  WARNING: clusters tainted before any fault: ${tainted.join("; ")}`);
+    result.taintedBeforeFault = tainted;
+
+    const fo = S.failover ? await failover(sim.adminUrl, tracker, probes) : undefined;
+    if (fo) result.failover = { ...fo, window: jsonWindow(fo.window) };
+
+    const loadEnd = os.loadavg();
+    result.loadavg = { start: loadStart, end: loadEnd };
+    const text = report({ startedAt, loadStart, loadEnd, knobs, prefix: env.EVENTS_PREFIX, probe, bench, idle, b, pods, fo, rssPeak: rss.peak, tracker });
+    console.log(text);
+    result.summary = text;
+    if (!b.wait.complete || (fo && !fo.wait.complete)) failed = true;
+  } catch (e) {
+    failed = true;
+    console.error(`\nFAILED: ${(e as Error).stack ?? e}`);
+    console.error(logs.tail(10_000));
+  } finally {
+    await tracker?.stop();
+    rss?.stop();
+    const exits = new Map<string, Exit>(services ? await services.stop() : []);
+    if (sim) exits.set("member-sim", await sim.stop());
+    await logs.close();
+    await db.drop().catch((e: Error) => console.error(`dropping the database: ${e.message}`));
+    await deleteStream(stream).catch((e: Error) => console.error(`deleting the stream: ${e.message}`));
+    const bad = [...exits].filter(([, e]) => e.code !== 0);
+    console.log(`\nstopped: ${[...exits].map(([n, e]) => `${n} ${e.signal ?? e.code}`).join(", ")}`);
+    if (bad.length) failed = true;
+    result.exits = Object.fromEntries(exits);
+    const findings = logRows(logs.summary());
+    if (findings.length) console.log(`\nLogged (warn and above) — full logs in ${runDir}:\n${findings.join("\n")}`);
+    result.logged = Object.fromEntries([...logs.summary()].map(([p, m]) => [p, m.filter((x) => x.level !== "info").slice(0, 20)]));
+    if (S.cpuProf) {
+      const profiles = listProfiles(S.cpuProf);
+      const missing = [...exits.keys()].filter((p) => !profiles.get(p)?.length);
+      console.log(`\nCPU profiles in ${S.cpuProf}: ${[...profiles].map(([p, f]) => `${p}/${f.join(",")}`).join("  ")}${missing.length ? `; MISSING for ${missing.join(", ")}` : ""}`);
+      console.log(`open one in Chrome DevTools (Performance → Load profile) or https://www.speedscope.app`);
+      if (missing.length) failed = true;
+      result.profiles = Object.fromEntries(profiles);
+    }
+    if (v.json) {
+      writeFileSync(v.json, JSON.stringify(result, (_k, x: unknown) => (x instanceof Map ? Object.fromEntries(x) : x), 2));
+      console.log(`results written to ${v.json}`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+interface ReportInput {
+  startedAt: Date;
+  loadStart: number[];
+  loadEnd: number[];
+  knobs: Record<string, string>;
+  prefix: string;
+  probe: ProbeResult | undefined;
+  bench: PgbenchResult | undefined;
+  idle: Window | undefined;
+  b: BurstResult;
+  pods: PodsResult;
+  fo: FailoverResult | undefined;
+  rssPeak: ReadonlyMap<string, number>;
+  tracker: PipelineTracker;
+}
+
+/** The summary in the shape of the README's performance tables (markdown). */
+function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, bench, idle, b, pods, fo, rssPeak, tracker }: ReportInput): string {
+  const n = b.posted || 1;
+  // the end-to-end rate: the last stage every Deployment reached
+  const e2e = [...b.stages].reverse().find((st) => st.perSecond !== undefined);
+  const ratio = bench && e2e?.perSecond !== undefined ? e2e.perSecond / bench.tps : undefined;
+  const out: string[] = [];
+  out.push(
+    `\n**End to end** — \`test/load/e2e/run.ts --clusters ${S.clusters} --deployments ${S.deployments} --replicas ${S.replicas} --cpu ${S.cpu} --concurrency ${S.concurrency}${S.failover ? "" : " --no-failover"}\`, ` +
+      `${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, ${os.cpus().length} cores, load average ${loadStart[0]!.toFixed(2)} → ${loadEnd[0]!.toFixed(2)}. ` +
+      `${S.clusters} simulated clusters of ${S.nodes} × ${S.nodeCpu} CPU / ${S.nodeMemory} / ${S.nodePods} pods (ready delay ${S.readyDelayMs} ms); ${S.deployments} Deployments × ${S.replicas} replicas (${S.cpu}, ${S.memory}) in ${S.namespaces} namespaces; ` +
+      `one ClusterPropagationPolicy, Divided by available replicas over exactly 2 clusters; ${S.concurrency} POSTs at once; service settings ${Object.entries(knobs).map(([k, x]) => `${k}=${x}`).join(" ")}.`,
+  );
+  out.push(`\nBurst (times from the first POST; latency per Deployment from its POST's response to the 250 ms sample that first saw it in the stage; POST latency is the request itself):\n`);
+  out.push(markdownTable(["stage", `all ${fmt(S.deployments)} reached (ms)`, "per s", "p50 ms", "p90 ms", "p99 ms", "max ms"], stageRows(b.stages)));
+  if (!b.wait.complete) out.push(`\nINCOMPLETE: ${b.wait.reason}`);
+  out.push(
+    `\nLight load (${probe?.n ?? 0} Deployments one at a time, POST → template readyReplicas 3, GET every 10 ms): p50 ${fmt(probe?.latencyMs.p50)} ms, p99 ${fmt(probe?.latencyMs.p99)} ms, max ${fmt(probe?.latencyMs.max)} ms.` +
+      (bench ? ` pgbench on the same Postgres, stack idle (\`${bench.command}\`): ${fmt(bench.tps)} tps; end-to-end ${fmt(e2e?.perSecond, 1)} Deployments/s (${e2e?.stage ?? "no stage complete"}) ÷ pgbench tps = ${fmt(ratio, 4)}.` : ""),
+  );
+  out.push(
+    `\nPods on the members after the burst: ${fmt(pods.total)} (${fmt(pods.running)} running, ${fmt(pods.pending)} pending); load bindings use ${pods.clustersUsed} of ${S.clusters} clusters (${pods.clustersWithPods} hold pods); ` +
+      (pods.busiest ? `the busiest, ${pods.busiest.cluster}, was asked for ${pods.busiest.asked} pods with room for ${pods.busiest.room} (by ${pods.busiest.roomBy}), ${pods.busiest.pending} pending; ` : "") +
+      `${pods.overCapacity} cluster(s) asked for more than fits. Clusters in the most bindings: ${pods.topClusters.map((c) => `${c.cluster} ${c.bindings} bindings/${c.replicas} replicas`).join(", ")}.`,
+  );
+  const net = (total: number, idleTotal: number | undefined) => (idle && idleTotal !== undefined ? ` (net of idle ${fmt(Math.max(0, total - (idleTotal / idle.seconds) * b.window.seconds) / n, 1)})` : "");
+  out.push(
+    `\nPer Deployment, from the first POST until settled (${fmt(b.settledAfterMs)} ms: all stages, the services idle, then ${S.statsWaitS} s for Postgres's counters; ` +
+      `"net" subtracts the idle rate measured over the ${fmt(idle?.seconds, 1)} s pgbench window): ` +
+      `${fmt(b.window.xacts / n, 1)} transactions in the database${net(b.window.xacts, idle?.xacts)} (pg_stat_database xact_commit + xact_rollback), ` +
+      `${fmt(b.window.published / n, 1)} object writes published as wake-ups${net(b.window.published, idle?.published)}. ` +
+      `CPU per process from the first POST until every stage was reached (or, when the wait gave up, the last time a stage count moved), ${fmt(b.window.cpuSeconds, 1)} s:\n`,
+  );
+  out.push(markdownTable(["process", "CPU ms", "ms per Deployment", "idle ms/s", "net ms per Deployment", "peak RSS MiB"], perBinding(b.window, idle, n, rssPeak)));
+  out.push(`\nWake-ups (JetStream deliveries per consumer, from the first POST until settled):\n`);
+  out.push(markdownTable(["consumer", "delivered", "per Deployment", "redelivered", "idle /s", "net per Deployment"], wakeupRows(b.window, idle, n, prefix)));
+  if (fo) {
+    out.push(
+      `\nFailover: ${fo.cluster} (in ${fo.bindings} bindings) made unreachable; fault → NoSchedule ${fmt(fo.faultToNoScheduleMs)} ms, → NoExecute ${fmt(fo.faultToNoExecuteMs)} ms. Times from the NoExecute taint (latency per binding likewise):\n`,
+    );
+    out.push(markdownTable(["stage", `all ${fmt(fo.bindings)} reached (ms)`, "bindings/s", "p50 ms", "p90 ms", "p99 ms", "max ms"], stageRows(fo.stages)));
+    if (!fo.wait.complete) out.push(`\nINCOMPLETE: ${fo.wait.reason}`);
+    out.push(`\nClusters per affected binding at the end: ${JSON.stringify(fo.clusterCounts)}. CPU from the fault until all stages (or the last move), ${fmt(fo.window.cpuSeconds, 1)} s, ms per affected binding: ${[...fo.window.cpuMs].map(([p, ms]) => `${p} ${fmt(ms / (fo.bindings || 1), 2)}`).join(", ")}.`);
+  }
+  out.push(`\nSampler: ${tracker.samples.count} samples, mean ${fmt(tracker.samples.totalMs / Math.max(1, tracker.samples.count), 1)} ms, max ${fmt(tracker.samples.maxMs)} ms, ${tracker.samples.errors} failed.`);
+  return out.join("\n");
+}
+
+function jsonWindow(w: Window) {
+  return { seconds: w.seconds, cpuSeconds: w.cpuSeconds, xacts: w.xacts, published: w.published, cpuMs: Object.fromEntries(w.cpuMs), delivered: Object.fromEntries(w.delivered), redelivered: Object.fromEntries(w.redelivered) };
+}
+
+process.exitCode = await main();

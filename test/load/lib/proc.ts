@@ -1,0 +1,100 @@
+// Processes from the outside: free ports, CPU time and RSS from /proc (Linux), pgrep, and a
+// sampler that keeps each process's peak RSS.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import net from "node:net";
+
+/** A TCP port free on 127.0.0.1 right now (the usual race: bind it soon). */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const p = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return p;
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on every Linux we run on
+
+/** Fields of /proc/<pid>/stat after the command name; index 0 is field 3 (state). */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return s.slice(s.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time (user + system) the process has used so far, in ms; NaN when it is gone. */
+export function cpuMs(pid: number | undefined): number {
+  const f = pid === undefined ? undefined : statFields(pid);
+  return f ? ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND : NaN;
+}
+
+/** CPU time of the process's children that have exited and been waited for, in ms. */
+export function childrenCpuMs(pid: number): number {
+  const f = statFields(pid);
+  return f ? ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_SECOND : NaN;
+}
+
+/** Resident set size in bytes (VmRSS); 0 when the process is gone. */
+export function rssBytes(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Pids of the processes whose name is exactly `name` (`pgrep -x`); [] when none or no pgrep. */
+export function pgrep(name: string): number[] {
+  try {
+    return execFileSync("pgrep", ["-x", name], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU ms of every process named `name` (pgrep -x), plus what its exited children used as seen by
+ * their parents (the Postgres postmaster reaps its backends, so their CPU stays counted after
+ * they exit).
+ */
+export function cpuMsByName(name: string): number {
+  const pids = pgrep(name);
+  const set = new Set(pids);
+  let total = 0;
+  for (const pid of pids) {
+    total += cpuMs(pid) || 0;
+    const parent = Number(statFields(pid)?.[1]);
+    if (!set.has(parent)) total += childrenCpuMs(pid) || 0;
+  }
+  return total;
+}
+
+/** Samples the RSS of named processes every `intervalMs` and keeps each one's peak. */
+export class RssSampler {
+  readonly peak = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pids: () => ReadonlyMap<string, number | undefined>,
+    intervalMs = 250,
+  ) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+  }
+
+  sample(): void {
+    for (const [name, pid] of this.pids()) {
+      const rss = rssBytes(pid);
+      if (rss > (this.peak.get(name) ?? 0)) this.peak.set(name, rss);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,248 @@
+// The whole stack as processes, isolated from anything else on the machine: every service from its
+// build (services/<name>/dist/main.js) on free ports against a database and JetStream stream of
+// its own, optionally the member simulator as a child process, joining the members through the
+// gateway and waiting until they are Ready; and the waits the load runners share ("the services
+// are idle"). Used by the load runners and the end-to-end harness.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { Sql } from "postgres";
+import { connectNats, jetstreamManager } from "@flotilla/events";
+import { NATS_URL, eventually, uniqueName, type TestDatabase } from "@flotilla/testkit";
+import type { ProcessLogs } from "./logs.js";
+import { controllersBusy } from "./metrics.js";
+import { freePort } from "./proc.js";
+import { sleep } from "./stats.js";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** Every service, in start order (as `npm start`). */
+export const SERVICE_NAMES = ["gateway", "execution", "binding", "scheduler", "taint-manager", "eviction"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A child process whose output goes to a log (tail in memory, optionally a file). */
+export interface Managed {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Set once it has exited. */
+  readonly exit: Exit | undefined;
+  readonly exited: Promise<Exit>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
+  stop(graceMs?: number): Promise<Exit>;
+}
+
+export interface LaunchOptions {
+  env?: Record<string, string>;
+  /** `node --cpu-prof --cpu-prof-dir <dir>`: the profile is written when the process exits normally. */
+  cpuProfDir?: string;
+  /** Leave stdout to the caller (it is read for the simulator's JSON line). */
+  ownStdout?: boolean;
+}
+
+/** Runs `node <script> ...args` with its output in `logs`; reports an exit nobody asked for. */
+export function launch(name: string, script: string, args: string[], logs: ProcessLogs, o: LaunchOptions = {}): Managed {
+  const node = o.cpuProfDir ? (mkdirSync(o.cpuProfDir, { recursive: true }), ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir]) : [];
+  const child = spawn(process.execPath, [...node, script, ...args], { cwd: root, env: { ...process.env, ...o.env }, stdio: ["ignore", "pipe", "pipe"] });
+  if (!o.ownStdout) logs.attach(name, child.stdout);
+  logs.attach(name, child.stderr);
+  let stopping = false;
+  let exit: Exit | undefined;
+  const exited = new Promise<Exit>((resolve) =>
+    child.once("exit", (code, signal) => {
+      exit = { code, signal };
+      if (!stopping) console.error(`${name} exited on its own (${signal ?? code}); its last output:\n${logs.tail(8000)}`);
+      resolve(exit);
+    }),
+  );
+  return {
+    name,
+    child,
+    get exit() {
+      return exit;
+    },
+    exited,
+    async stop(graceMs = 20_000) {
+      stopping = true;
+      if (exit) return exit;
+      child.kill("SIGTERM");
+      const kill = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      const e = await exited;
+      clearTimeout(kill);
+      return e;
+    },
+  };
+}
+
+export interface IsolatedEnv {
+  DATABASE_URL: string;
+  NATS_URL: string;
+  EVENTS_STREAM: string;
+  EVENTS_PREFIX: string;
+  HOST: string;
+}
+
+/** The settings every service of one isolated stack shares: its database, its stream and prefix. */
+export function isolatedEnv(db: TestDatabase, label = "load"): IsolatedEnv {
+  return {
+    DATABASE_URL: db.url,
+    NATS_URL,
+    EVENTS_STREAM: uniqueName(label).toUpperCase(),
+    EVENTS_PREFIX: uniqueName(label.toLowerCase()),
+    HOST: "127.0.0.1",
+  };
+}
+
+export interface Services {
+  gatewayUrl: string;
+  /** HTTP port (/healthz, /readyz, /metrics) of each service. */
+  ports: ReadonlyMap<ServiceName, number>;
+  procs: ReadonlyMap<ServiceName, Managed>;
+  /** SIGTERM to every service, waiting for each to exit. */
+  stop(): Promise<Map<ServiceName, Exit>>;
+}
+
+export interface ServicesOptions {
+  /** Shared settings: isolatedEnv() plus knobs. */
+  env: Record<string, string>;
+  logs: ProcessLogs;
+  /** Profiles go to `<cpuProfDir>/<service>`. */
+  cpuProfDir?: string;
+  readyTimeoutMs?: number;
+}
+
+/**
+ * Starts every service from its build on free ports, wired as `npm start` wires them (the
+ * scheduler asks execution's estimator), and waits until each answers /readyz.
+ */
+export async function startServices(o: ServicesOptions): Promise<Services> {
+  const ports = new Map<ServiceName, number>();
+  for (const s of SERVICE_NAMES) ports.set(s, await freePort());
+  const estimatorPort = await freePort();
+  const own: Record<ServiceName, Record<string, string>> = {
+    gateway: { GRPC_PORT: "0" },
+    execution: { ESTIMATOR_PORT: String(estimatorPort) },
+    binding: {},
+    scheduler: { SCHEDULER_GRPC_PORT: "0", ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` },
+    "taint-manager": {},
+    eviction: {},
+  };
+  const procs = new Map<ServiceName, Managed>();
+  for (const s of SERVICE_NAMES) {
+    const env = { ...o.env, PORT: String(ports.get(s)), ...own[s] };
+    procs.set(s, launch(s, path.join(root, "services", s, "dist", "main.js"), [], o.logs, { env, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) }));
+  }
+  const stop = async () => new Map(await Promise.all([...procs].map(async ([n, p]) => [n, await p.stop()] as const)));
+  try {
+    await eventually(
+      async () => {
+        const down = [...procs.values()].find((p) => p.exit);
+        if (down) throw new Error(`${down.name} exited (${down.exit!.signal ?? down.exit!.code})`);
+        const ok = await Promise.all([...ports.values()].map((p) => fetch(`http://127.0.0.1:${p}/readyz`).then((r) => r.ok, () => false)));
+        return ok.every(Boolean);
+      },
+      { timeoutMs: o.readyTimeoutMs ?? 60_000, intervalMs: 100, message: "every service ready" },
+    );
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, ports, procs, stop };
+}
+
+export interface SimMember {
+  name: string;
+  server: string;
+  token: string;
+}
+
+export interface SimulatorProcess extends Managed {
+  adminUrl: string;
+  clusters: SimMember[];
+}
+
+export interface SimulatorOptions {
+  count: number;
+  readyDelayMs: number;
+  nodes?: number;
+  nodeCpu?: string;
+  nodeMemory?: string;
+  nodePods?: number;
+  logs: ProcessLogs;
+  cpuProfDir?: string;
+}
+
+/** The member simulator CLI (packages/member-sim/dist/cli.js) with N generated clusters on free ports and a free admin port. */
+export async function startSimulatorProcess(o: SimulatorOptions): Promise<SimulatorProcess> {
+  const args = ["--count", String(o.count), "--admin-port", "0", "--json", "--ready-delay-ms", String(o.readyDelayMs)];
+  if (o.nodes !== undefined) args.push("--nodes", String(o.nodes));
+  if (o.nodeCpu !== undefined) args.push("--node-cpu", o.nodeCpu);
+  if (o.nodeMemory !== undefined) args.push("--node-memory", o.nodeMemory);
+  if (o.nodePods !== undefined) args.push("--node-pods", String(o.nodePods));
+  const p = launch("member-sim", path.join(root, "packages/member-sim/dist/cli.js"), args, o.logs, { ownStdout: true, ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}) });
+  const lines = createInterface({ input: p.child.stdout!, crlfDelay: Infinity });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once("line", resolve);
+    void p.exited.then((e) => reject(new Error(`the simulator exited (${e.signal ?? e.code}) before listing its clusters`)));
+  });
+  lines.on("line", (l) => o.logs.line(p.name, l));
+  const info = JSON.parse(first) as { admin: string; clusters: SimMember[] };
+  return Object.assign(p, { adminUrl: info.admin, clusters: info.clusters });
+}
+
+type JoinMembers = (o: { gatewayUrl: string; adminUrl: string; log?: (s: string) => void }) => Promise<string[]>;
+
+/**
+ * Joins the simulator's members through the gateway (scripts/join-members.mjs, as `npm start`)
+ * and waits until all `count` Clusters are Ready, untainted, and have API enablements and a
+ * resource summary.
+ */
+export async function joinAndWaitReady(o: { gatewayUrl: string; adminUrl: string; sql: Sql; count: number; timeoutMs?: number }): Promise<void> {
+  const { joinMembers } = (await import(path.join(root, "scripts/join-members.mjs"))) as { joinMembers: JoinMembers };
+  await joinMembers({ gatewayUrl: o.gatewayUrl, adminUrl: o.adminUrl, log: () => {} });
+  let ready = 0;
+  await eventually(
+    async () => {
+      [{ ready }] = await o.sql<{ ready: number }[]>`
+        SELECT count(*)::int AS ready FROM objects WHERE gk = 'cluster.karmada.io/Cluster'
+          AND body->'status'->'conditions' @> '[{"type":"Ready","status":"True"}]'
+          AND coalesce(jsonb_array_length(body->'spec'->'taints'), 0) = 0
+          AND coalesce(jsonb_array_length(body->'status'->'apiEnablements'), 0) > 0
+          AND body->'status' ? 'resourceSummary'`;
+      return ready === o.count;
+    },
+    { timeoutMs: o.timeoutMs ?? 120_000, intervalMs: 200, message: `${o.count} Ready, untainted clusters with API enablements and a resource summary (have ${ready})` },
+  );
+}
+
+/**
+ * Waits until the stack has worked off what it was given: nothing left in the outbox to publish
+ * and every controller's queue empty and nothing in flight, `times` checks in a row `everyMs` apart.
+ */
+export async function waitIdle(sql: Sql, ports: Iterable<number>, o: { times?: number; everyMs?: number; timeoutMs?: number } = {}): Promise<void> {
+  const list = [...ports];
+  const deadline = Date.now() + (o.timeoutMs ?? 120_000);
+  for (let quiet = 0; quiet < (o.times ?? 3); ) {
+    if (Date.now() > deadline) throw new Error("the services did not go idle");
+    await sleep(o.everyMs ?? 300);
+    const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+    const busy = await Promise.all(list.map((p) => controllersBusy(`http://127.0.0.1:${p}/metrics`)));
+    quiet = n === 0 && !busy.some(Boolean) ? quiet + 1 : 0;
+  }
+}
+
+/** Deletes a JetStream stream (the services create it on start); ignores a missing one. */
+export async function deleteStream(stream: string): Promise<void> {
+  const nc = await connectNats({ servers: NATS_URL });
+  try {
+    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
