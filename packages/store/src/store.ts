@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { isDeepStrictEqual } from "node:util";
 import {
   AlreadyExistsError,
   ConflictError,
@@ -88,18 +87,6 @@ export function k8sTime(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** Everything generation tracks: the spec, or for spec-less kinds every top-level field but metadata and status. */
-function desiredState(o: KubeObject): unknown {
-  if ("spec" in o) return o.spec;
-  const { metadata: _m, status: _s, resourceVersion: _r, ...rest } = o;
-  return rest;
-}
-
-function withoutVolatile(o: KubeObject): unknown {
-  const { resourceVersion: _rv, managedFields: _mf, ...meta } = o.metadata as Record<string, unknown>;
-  return { ...o, metadata: meta };
-}
-
 const TOP_ORDER = ["apiVersion", "kind", "metadata", "spec", "status"];
 const META_ORDER = ["name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers"];
 
@@ -125,12 +112,17 @@ function generateSuffix(): string {
 
 const MAX_RV_RETRIES = 5;
 
-/** One write for flotilla_write_batch. */
+/** One write for flotilla_write_batch (see migrations/005): the database decides the result. */
 interface WriteOp {
-  op: "create" | "update" | "remove";
+  op: "create" | "update" | "delete";
+  /** What an update replaces: the object but its status, the status alone, or both. */
+  part?: "spec" | "status" | "all";
   ref: ObjectRef;
+  /** The resourceVersion the change was computed from; null writes over whatever is stored. */
   expectedRv: string | null;
-  body: KubeObject;
+  /** A uid precondition. */
+  uid?: string | null;
+  body?: KubeObject;
 }
 
 interface WriteResult {
@@ -230,7 +222,7 @@ export class ObjectStore {
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     const obj = { ...input, metadata: { ...meta, uid: randomUUID(), creationTimestamp: k8sTime(this.now()), generation: 1, resourceVersion: "" } } as T;
-    const r = await this.call("create", ref, null, obj);
+    const r = await this.call({ op: "create", ref, expectedRv: null, body: obj });
     if (r.code === "exists") throw new AlreadyExistsError(refError(ref));
     return r.body as T;
   }
@@ -259,41 +251,8 @@ export class ObjectStore {
 
   private async replace<T extends KubeObject>(obj: T, part: "spec" | "status" | "all"): Promise<T> {
     const ref = refOf(obj);
-    const expected = obj.metadata.resourceVersion;
-    return this.readModifyWrite(ref, expected, (cur) => {
-      if (obj.metadata.uid && obj.metadata.uid !== cur.metadata.uid) {
-        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${obj.metadata.uid}, UID in object meta: ${cur.metadata.uid}`);
-      }
-      let next: KubeObject;
-      if (part === "status") {
-        next = { ...cur, status: obj.status };
-        if (obj.status === undefined) delete next.status;
-      } else {
-        next = {
-          ...obj,
-          metadata: {
-            ...obj.metadata,
-            uid: cur.metadata.uid,
-            creationTimestamp: cur.metadata.creationTimestamp,
-            deletionTimestamp: cur.metadata.deletionTimestamp,
-            deletionGracePeriodSeconds: cur.metadata.deletionGracePeriodSeconds,
-            generation: cur.metadata.generation,
-            generateName: cur.metadata.generateName,
-          },
-        };
-        for (const k of ["deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] as const) {
-          if (next.metadata[k] === undefined) delete next.metadata[k];
-        }
-        const status = part === "all" ? obj : cur;
-        if ("status" in status) next.status = status.status;
-        else delete next.status;
-        if (!isDeepStrictEqual(desiredState(next), desiredState(cur))) next.metadata.generation = (cur.metadata.generation ?? 1) + 1;
-      }
-      next.metadata.resourceVersion = cur.metadata.resourceVersion;
-      if (isDeepStrictEqual(withoutVolatile(next), withoutVolatile(cur))) return { op: "none" };
-      const gone = !!cur.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0;
-      return { op: gone ? "remove" : "update", body: next };
-    }) as Promise<T>;
+    const r = await this.call({ op: "update", part, ref, expectedRv: obj.metadata.resourceVersion || null, uid: obj.metadata.uid || null, body: obj });
+    return this.outcome(ref, r, obj.metadata.uid) as T;
   }
 
   /**
@@ -302,16 +261,23 @@ export class ObjectStore {
    * object as of after the call.
    */
   async delete(ref: ObjectRef, opts: WriteOptions = {}): Promise<KubeObject | undefined> {
-    return this.readModifyWrite(ref, opts.resourceVersion, (cur) => {
-      if (opts.uid && opts.uid !== cur.metadata.uid) {
-        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${opts.uid}, UID in object meta: ${cur.metadata.uid}`);
-      }
-      if ((cur.metadata.finalizers ?? []).length > 0) {
-        if (cur.metadata.deletionTimestamp) return { op: "none" };
-        return { op: "update", body: { ...cur, metadata: { ...cur.metadata, deletionTimestamp: k8sTime(this.now()), deletionGracePeriodSeconds: 0 } } };
-      }
-      return { op: "remove", body: cur };
-    });
+    const r = await this.call({ op: "delete", ref, expectedRv: opts.resourceVersion || null, uid: opts.uid || null });
+    return this.outcome(ref, r, opts.uid);
+  }
+
+  /** The object a write left (ok or unchanged), or the error its code means. */
+  private outcome(ref: ObjectRef, r: WriteResult, uid: string | null | undefined): KubeObject {
+    switch (r.code) {
+      case "ok":
+      case "unchanged":
+        return r.body!;
+      case "notfound":
+        throw new NotFoundError(refError(ref));
+      case "uid":
+        throw new ConflictError(refError(ref), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${r.body?.metadata.uid}`);
+      default:
+        throw new ConflictError(refError(ref));
+    }
   }
 
   /**
@@ -393,31 +359,8 @@ export class ObjectStore {
 
   // ---- write plumbing: one statement per write (see migrations/003_write_function.sql) ----
 
-  /**
-   * Reads the object, lets `decide` compute the change, and writes it only if nobody wrote in
-   * between; when somebody did, reads again and decides again, unless the caller pinned the
-   * resourceVersion (then it is a ConflictError).
-   */
-  private async readModifyWrite(
-    ref: ObjectRef,
-    pinnedRv: string | undefined,
-    decide: (cur: KubeObject) => { op: "none" } | { op: "update" | "remove"; body: KubeObject },
-  ): Promise<KubeObject> {
-    for (let attempt = 0; ; attempt++) {
-      const cur = await this.get(ref);
-      if (!cur) throw new NotFoundError(refError(ref));
-      if (pinnedRv && pinnedRv !== cur.metadata.resourceVersion) throw new ConflictError(refError(ref));
-      const d = decide(cur);
-      if (d.op === "none") return cur;
-      const r = await this.call(d.op, ref, cur.metadata.resourceVersion ?? "0", d.body);
-      if (r.code === "ok") return r.body!;
-      if (r.code === "notfound") throw new NotFoundError(refError(ref));
-      if (pinnedRv || attempt >= 20) throw new ConflictError(refError(ref));
-    }
-  }
-
-  private async call(op: WriteOp["op"], ref: ObjectRef, expectedRv: string | null, body: KubeObject): Promise<WriteResult> {
-    return this.writer.submit({ op, ref, expectedRv, body });
+  private call(op: WriteOp): Promise<WriteResult> {
+    return this.writer.submit(op);
   }
 
   /** One flotilla_write_batch statement for many writes, in lock order (so batches never wait on each other in a circle). */
@@ -427,7 +370,7 @@ export class ObjectStore {
     const now = k8sTime(this.now());
     const payload = order.map((i) => {
       const o = ops[i]!;
-      return { op: o.op, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, body: o.body, index: this.indexKeys(o.ref.gk, o.body), now };
+      return { op: o.op, part: o.part, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, uid: o.uid ?? null, body: o.body ?? null, index: o.body ? this.indexKeys(o.ref.gk, o.body) : [], now };
     });
     for (let attempt = 0; ; attempt++) {
       try {
