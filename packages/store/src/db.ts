@@ -3,6 +3,8 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 
 export type Sql = postgres.Sql;
+/** The pool or a transaction: anything that runs a query. */
+export type Queryable = postgres.ISql;
 
 export interface Database {
   sql: Sql;

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { freshDatabase, eventually, type TestDatabase } from "@flotilla/testkit";
-import { ObjectStore, type WatchEvent } from "@flotilla/store";
-import type { KubeObject } from "@flotilla/api";
+import { ObjectStore, type ListOptions, type ListResult, type WatchEvent } from "@flotilla/store";
+import { matchesRequirements, parseSelector, type BadRequestError, type InvalidError, type KubeObject } from "@flotilla/api";
 
 const cm = (name: string, data: Record<string, string> = { a: "1" }, extra: Partial<KubeObject["metadata"]> = {}): KubeObject => ({
   apiVersion: "v1",
@@ -195,5 +195,174 @@ describe("object store", () => {
     const pruned = await store.pruneOutbox(60_000);
     assert.ok(pruned > 0);
     await assert.rejects(store.watch("/ConfigMap", { resourceVersion: "1" }), { name: "GoneError" });
+  });
+});
+
+describe("paged lists", () => {
+  let db: TestDatabase;
+  let store: ObjectStore;
+  const NAMESPACES = ["ns-a", "ns-b", "ns-c"];
+  const PER_NS = 400;
+  const CM = "/ConfigMap";
+  const names = (items: KubeObject[]) => items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`);
+  // every object of the kind, in (namespace, name) order
+  const all: string[] = [];
+  before(async () => {
+    db = await freshDatabase();
+    store = new ObjectStore(db.sql);
+    const objs: KubeObject[] = [];
+    for (const ns of NAMESPACES) {
+      for (let i = 0; i < PER_NS; i++) {
+        const name = `cm-${String(i).padStart(4, "0")}`;
+        objs.push({ ...cm(name), metadata: { name, namespace: ns, labels: { tier: i % 7 === 0 ? "seven" : "other", parity: i % 2 === 0 ? "even" : "odd" } } });
+        all.push(`${ns}/${name}`);
+      }
+    }
+    let next = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (next < objs.length) await store.create(objs[next++]!);
+    }));
+    for (let i = 0; i < 30; i++) await store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: `team-${String(i).padStart(2, "0")}` } });
+  });
+  after(async () => db.drop());
+
+  /** Follows `continue` to the end, checking each page as a Kubernetes client may rely on. */
+  async function pages(gk: string, opts: ListOptions & { limit: number }) {
+    const out: KubeObject[] = [];
+    const sizes: number[] = [];
+    let first: ListResult<KubeObject> | undefined;
+    let token: string | undefined;
+    do {
+      const page = await store.list(gk, { ...opts, continue: token });
+      first ??= page;
+      assert.equal(page.resourceVersion, first.resourceVersion, "every page carries the first page's resourceVersion");
+      assert.ok(page.items.length <= opts.limit);
+      if (page.continue) assert.equal(page.items.length, opts.limit, "only the last page may be short");
+      else assert.equal(page.remainingItemCount, undefined);
+      out.push(...page.items);
+      sizes.push(page.items.length);
+      token = page.continue;
+    } while (token);
+    return { items: out, sizes, first: first! };
+  }
+
+  test("1,200 objects page by 100 in (namespace, name) order, with the remaining count", async () => {
+    const { items, sizes, first } = await pages(CM, { limit: 100 });
+    assert.deepEqual(names(items), all);
+    assert.deepEqual(sizes, Array(12).fill(100));
+    assert.equal(first.remainingItemCount, 1100);
+    const whole = await store.list(CM);
+    assert.deepEqual(names(whole.items), all, "without a limit the list is whole");
+    assert.equal(whole.continue, undefined);
+  });
+
+  test("the remaining count goes down page by page and is unset on the last page", async () => {
+    const p1 = await store.list(CM, { limit: 500 });
+    const p2 = await store.list(CM, { limit: 500, continue: p1.continue });
+    const p3 = await store.list(CM, { limit: 500, continue: p2.continue });
+    assert.deepEqual([p1.remainingItemCount, p2.remainingItemCount, p3.remainingItemCount], [700, 200, undefined]);
+    assert.deepEqual([p1.items.length, p2.items.length, p3.items.length], [500, 500, 200]);
+    assert.equal(p3.continue, undefined);
+  });
+
+  test("a limit equal to the list's size gives one page and no continue", async () => {
+    const p = await store.list(CM, { namespace: "ns-b", limit: PER_NS });
+    assert.equal(p.items.length, PER_NS);
+    assert.equal(p.continue, undefined);
+    const zero = await store.list(CM, { namespace: "ns-b", limit: 0 });
+    assert.equal(zero.items.length, PER_NS, "limit 0 is no limit");
+  });
+
+  test("label selectors fill every page but the last, in SQL or in the application", async () => {
+    for (const sel of ["tier=seven", "tier in (seven),parity notin (odd)", "!missing,parity!=even"]) {
+      const reqs = parseSelector(sel);
+      const expected = all.filter((_, i) => {
+        const n = i % PER_NS;
+        return matchesRequirements({ tier: n % 7 === 0 ? "seven" : "other", parity: n % 2 === 0 ? "even" : "odd" }, reqs);
+      });
+      for (const limit of [1, 10, 37]) {
+        const { items, sizes, first } = await pages(CM, { labelSelector: sel, limit });
+        assert.deepEqual(names(items), expected, `${sel} by ${limit}`);
+        assert.equal(sizes.length, Math.max(1, Math.ceil(expected.length / limit)), `${sel} by ${limit}: pages are full`);
+        assert.equal(first.remainingItemCount, undefined, "unknown with a selector, as Kubernetes");
+      }
+    }
+  });
+
+  test("a namespace pages within that namespace", async () => {
+    const { items, sizes } = await pages(CM, { namespace: "ns-c", limit: 150 });
+    assert.deepEqual(names(items), all.filter((n) => n.startsWith("ns-c/")));
+    assert.deepEqual(sizes, [150, 150, 100]);
+  });
+
+  test("a cluster-scoped kind pages too", async () => {
+    const { items, sizes, first } = await pages("/Namespace", { limit: 7 });
+    assert.deepEqual(names(items), Array.from({ length: 30 }, (_, i) => `/team-${String(i).padStart(2, "0")}`));
+    assert.deepEqual(sizes, [7, 7, 7, 7, 2]);
+    assert.equal(first.remainingItemCount, 23);
+  });
+
+  test("later pages read current data after the last key", async () => {
+    const p1 = await store.list(CM, { namespace: "ns-a", limit: 10 });
+    await store.create({ ...cm("cm-0000a"), metadata: { name: "cm-0000a", namespace: "ns-a" } }); // before the page's end: not seen
+    await store.create({ ...cm("cm-0010a"), metadata: { name: "cm-0010a", namespace: "ns-a" } }); // after it: seen
+    await store.delete({ gk: CM, namespace: "ns-a", name: "cm-0011" });
+    const p2 = await store.list(CM, { namespace: "ns-a", limit: 3, continue: p1.continue });
+    assert.deepEqual(names(p2.items), ["ns-a/cm-0010", "ns-a/cm-0010a", "ns-a/cm-0012"]);
+    assert.equal(p2.resourceVersion, p1.resourceVersion);
+    const rest = await store.list(CM, { namespace: "ns-a", continue: p2.continue });
+    assert.equal(rest.items.length, PER_NS - 13, "a continue without a limit returns the rest");
+    assert.equal(rest.continue, undefined);
+    await store.delete({ gk: CM, namespace: "ns-a", name: "cm-0000a" });
+    await store.delete({ gk: CM, namespace: "ns-a", name: "cm-0010a" });
+    await store.create({ ...cm("cm-0011"), metadata: { name: "cm-0011", namespace: "ns-a", labels: { tier: "other", parity: "odd" } } });
+  });
+
+  test("the continue token is opaque base64url JSON of the resourceVersion and the last key", async () => {
+    const p = await store.list(CM, { limit: 2 });
+    assert.match(p.continue!, /^[A-Za-z0-9_-]+$/);
+    assert.deepEqual(JSON.parse(Buffer.from(p.continue!, "base64url").toString()), { rv: p.resourceVersion, ns: "ns-a", name: "cm-0001" });
+  });
+
+  test("a malformed continue token is a BadRequest naming the parameter", async () => {
+    const bad = ["garbage!", Buffer.from("{not json").toString("base64url"), Buffer.from(JSON.stringify({ rv: "x", ns: "", name: "a" })).toString("base64url"), Buffer.from(JSON.stringify({ rv: "5" })).toString("base64url")];
+    for (const token of bad) {
+      await assert.rejects(store.list(CM, { limit: 5, continue: token }), (e: BadRequestError) => e.name === "BadRequestError" && e.causes[0]?.field === "continue", token);
+      await assert.rejects(store.listStream(CM, { continue: token }), { name: "BadRequestError" });
+    }
+  });
+
+  test("an invalid limit is Invalid naming the parameter", async () => {
+    for (const limit of [-1, 1.5, NaN, Infinity]) {
+      await assert.rejects(store.list(CM, { limit }), (e: InvalidError) => e.name === "InvalidError" && e.causes[0]?.field === "limit", String(limit));
+    }
+  });
+
+  test("listStream yields the whole list a batch at a time, from a continue token too", async () => {
+    const stream = await store.listStream(CM, { batch: 7 });
+    assert.match(stream.resourceVersion, /^\d+$/);
+    const got: KubeObject[] = [];
+    for await (const o of stream) got.push(o);
+    assert.deepEqual(names(got), all);
+    const sel: KubeObject[] = [];
+    for await (const o of await store.listStream(CM, { labelSelector: "parity=odd,tier!=seven", namespace: "ns-b", batch: 50 })) sel.push(o);
+    assert.deepEqual(names(sel), names((await store.list(CM, { labelSelector: "parity=odd,tier!=seven", namespace: "ns-b" })).items));
+    const p = await store.list(CM, { limit: 1000 });
+    const rest = await store.listStream(CM, { continue: p.continue });
+    assert.equal(rest.resourceVersion, p.resourceVersion);
+    const restItems: KubeObject[] = [];
+    for await (const o of rest) restItems.push(o);
+    assert.deepEqual(names(restItems), all.slice(1000));
+  });
+
+  test("a continue token older than the retained watch history is Gone", async () => {
+    const p = await store.list(CM, { limit: 10 });
+    await store.create({ ...cm("later"), metadata: { name: "later", namespace: "ns-z" } });
+    await db.sql`UPDATE outbox SET published_at = now(), created_at = now() - interval '1 hour'`;
+    assert.ok((await store.pruneOutbox(60_000)) > 0);
+    await assert.rejects(store.list(CM, { limit: 10, continue: p.continue }), (e: Error) => e.name === "GoneError" && /continue parameter is too old/.test(e.message));
+    await assert.rejects(store.listStream(CM, { continue: p.continue }), { name: "GoneError" });
+    const fresh = await store.list(CM, { limit: 10 });
+    assert.equal((await store.list(CM, { limit: 10, continue: fresh.continue })).items.length, 10, "a new list pages again");
   });
 });

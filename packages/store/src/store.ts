@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import {
   AlreadyExistsError,
+  BadRequestError,
   ConflictError,
   GoneError,
   InvalidError,
@@ -13,7 +14,7 @@ import {
   type Requirement,
 } from "@flotilla/api";
 import { Batcher } from "./batcher.js";
-import type { Sql } from "./db.js";
+import type { Queryable, Sql } from "./db.js";
 import { STANDARD_INDEXERS } from "./indexers.js";
 
 /** Identity of a stored object: its group/kind, namespace ('' when cluster-scoped) and name. */
@@ -37,12 +38,39 @@ export interface ListOptions {
   labelSelector?: string | Requirement[];
   /** Only objects with this secondary-index entry, e.g. "cluster:member1". */
   index?: string;
+  /** At most this many items, with a `continue` token when there are more (Kubernetes' `limit`); absent or 0 = all. */
+  limit?: number;
+  /** The `continue` token of the previous page: the list goes on after that page's last object. */
+  continue?: string;
 }
 
+/**
+ * One list, or one page of it, in (namespace, name) order.
+ *
+ * Paging follows Kubernetes, except that later pages are not read from the first page's
+ * snapshot (Postgres cannot go back to it once that page's transaction has ended): each page
+ * reads the objects as they are now, after the previous page's last key. Every page carries the
+ * first page's resourceVersion, so a watch from it may repeat changes the pages already showed;
+ * level-triggered clients are unaffected.
+ */
 export interface ListResult<T> {
   items: T[];
   /** Watch from here to see every change after this list (some may repeat). */
   resourceVersion: string;
+  /** Set when there are more items: pass it as `continue` to get the next page. */
+  continue?: string;
+  /** With `continue`, how many objects follow this page; unset when a label selector makes it unknown (as Kubernetes). */
+  remainingItemCount?: number;
+}
+
+/** A whole list read a batch at a time: iterate it for the items; `resourceVersion` as in ListResult. */
+export interface ListStream<T> extends AsyncIterable<T> {
+  readonly resourceVersion: string;
+}
+
+export interface ListStreamOptions extends Omit<ListOptions, "limit"> {
+  /** Rows read per query (default 500). */
+  batch?: number;
 }
 
 export interface WriteOptions {
@@ -135,6 +163,114 @@ const RETRY_CODES = new Set(["FL001", "40P01"]);
 
 const lockOrder = (op: WriteOp) => `${op.ref.gk}\u0000${op.ref.namespace ?? ""}\u0000${op.ref.name}`;
 
+/** Rows per list query (a page reads `limit + 1` first and doubles up to this while the selector filters rows out). */
+const MAX_BATCH = 500;
+
+/** An object's place in list order. */
+interface Key {
+  namespace: string;
+  name: string;
+}
+
+interface ListFilter {
+  gk: string;
+  namespace?: string;
+  index?: string;
+  reqs: Requirement[];
+  /** The selector's single-value `In` requirements, matched in SQL; the rest are matched on the rows read. */
+  equal: Record<string, string>;
+}
+
+function requirementsOf(selector: ListOptions["labelSelector"]): Requirement[] {
+  return typeof selector === "string" ? parseSelector(selector) : (selector ?? []);
+}
+
+function listFilter(gk: string, opts: ListOptions): ListFilter {
+  const reqs = requirementsOf(opts.labelSelector);
+  const equal: Record<string, string> = {};
+  for (const r of reqs) if (r.operator === "In" && r.values.length === 1) equal[r.key] = r.values[0]!;
+  return { gk, namespace: opts.namespace || undefined, index: opts.index, reqs, equal };
+}
+
+function checkLimit(limit: number | undefined): number {
+  if (limit === undefined) return 0;
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new InvalidError({ group: "meta.k8s.io", kind: "ListOptions" }, [{ field: "limit", reason: "FieldValueInvalid", message: "must be a non-negative integer" }]);
+  }
+  return limit;
+}
+
+/** The opaque continue token: base64url JSON of the list's resourceVersion and the last key served. */
+interface ContinueToken {
+  rv: string;
+  namespace: string;
+  name: string;
+}
+
+function encodeContinue(t: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ rv: t.rv, ns: t.namespace, name: t.name })).toString("base64url");
+}
+
+function decodeContinue(s: string): { rv: string; after: Key } {
+  let t: unknown;
+  try {
+    t = JSON.parse(Buffer.from(s, "base64url").toString("utf8"));
+  } catch {
+    t = undefined;
+  }
+  const o = t as { rv?: unknown; ns?: unknown; name?: unknown } | undefined;
+  if (!o || typeof o.rv !== "string" || !/^\d+$/.test(o.rv) || typeof o.ns !== "string" || typeof o.name !== "string" || !o.name) {
+    throw new BadRequestError("invalid continue token: pass the metadata.continue of the previous page unchanged", [
+      { field: "continue", reason: "FieldValueInvalid", message: "not a continue token returned by the server" },
+    ]);
+  }
+  return { rv: o.rv, after: { namespace: o.ns, name: o.name } };
+}
+
+/** The resourceVersion of a new list (now), or of the list a continue token belongs to (410 Gone once its history is pruned). */
+async function listResourceVersion(q: Queryable, token: { rv: string } | undefined): Promise<string> {
+  if (!token) {
+    const [{ rv }] = await q<{ rv: string }[]>`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS rv`;
+    return rv;
+  }
+  const [{ pruned }] = await q<{ pruned: string }[]>`SELECT pruned_rv::text AS pruned FROM outbox_watermark`;
+  if (BigInt(token.rv) < BigInt(pruned)) {
+    throw new GoneError("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.");
+  }
+  return token.rv;
+}
+
+function listWhere(q: Queryable, f: ListFilter, after: Key | undefined) {
+  return q`gk = ${f.gk}
+    ${f.namespace ? q`AND namespace = ${f.namespace}` : q``}
+    ${Object.keys(f.equal).length ? q`AND labels @> ${q.json(f.equal)}` : q``}
+    ${f.index ? q`AND index_keys @> ARRAY[${f.index}]::text[]` : q``}
+    ${after ? q`AND (gk, namespace, name) > (${f.gk}, ${after.namespace}, ${after.name})` : q``}`;
+}
+
+/**
+ * The objects after `after` in (namespace, name) order that match the filter, read by keyset
+ * queries of `first` rows, doubling up to MAX_BATCH: only one batch is held at a time.
+ */
+async function* scan<T extends KubeObject>(q: Queryable, f: ListFilter, after: Key | undefined, first: number): AsyncGenerator<{ key: Key; obj: T }> {
+  let cursor = after;
+  for (let n = Math.min(first, MAX_BATCH); ; n = Math.min(n * 2, MAX_BATCH)) {
+    const rows = await q<{ namespace: string; name: string; body: T }[]>`
+      SELECT namespace, name, body FROM objects WHERE ${listWhere(q, f, cursor)} ORDER BY namespace, name LIMIT ${n}`;
+    for (const r of rows) {
+      if (matchesRequirements(r.body.metadata.labels, f.reqs)) yield { key: { namespace: r.namespace, name: r.name }, obj: canonical(r.body) };
+    }
+    if (rows.length < n) return;
+    const last = rows[rows.length - 1]!;
+    cursor = { namespace: last.namespace, name: last.name };
+  }
+}
+
+async function countAfter(q: Queryable, f: ListFilter, after: Key): Promise<number> {
+  const [{ n }] = await q<{ n: number }[]>`SELECT count(*)::int AS n FROM objects WHERE ${listWhere(q, f, after)}`;
+  return n;
+}
+
 /**
  * The object store on Postgres. Every write is one statement (flotilla_write) that takes a
  * per-object advisory lock, uses the transaction id as the new resourceVersion (so an object's
@@ -179,23 +315,51 @@ export class ObjectStore {
     return o;
   }
 
+  /**
+   * The objects of a kind, or with `limit` one page of them (see ListResult for the paging
+   * semantics). The first page (or the whole list) is one snapshot. A malformed `continue` is a
+   * BadRequestError, one whose resourceVersion is older than the retained watch history a
+   * GoneError (as Kubernetes: a watch from it could not resume), a bad `limit` an InvalidError.
+   */
   async list<T extends KubeObject = KubeObject>(gk: string, opts: ListOptions = {}): Promise<ListResult<T>> {
-    const reqs = typeof opts.labelSelector === "string" ? parseSelector(opts.labelSelector) : (opts.labelSelector ?? []);
-    const equal: Record<string, string> = {};
-    for (const r of reqs) if (r.operator === "In" && r.values.length === 1) equal[r.key] = r.values[0]!;
-    const sql = this.sql;
-    return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-      const [{ rv }] = await tx<{ rv: string }[]>`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS rv`;
-      const rows = await tx<{ body: T }[]>`
-        SELECT body FROM objects
-        WHERE gk = ${gk}
-          ${opts.namespace ? tx`AND namespace = ${opts.namespace}` : tx``}
-          ${Object.keys(equal).length ? tx`AND labels @> ${tx.json(equal)}` : tx``}
-          ${opts.index ? tx`AND index_keys @> ARRAY[${opts.index}]::text[]` : tx``}
-        ORDER BY namespace, name`;
-      const items = rows.map((r) => canonical(r.body)).filter((o) => matchesRequirements(o.metadata.labels, reqs));
-      return { items, resourceVersion: rv };
+    const f = listFilter(gk, opts);
+    const limit = checkLimit(opts.limit);
+    const token = opts.continue === undefined || opts.continue === "" ? undefined : decodeContinue(opts.continue);
+    return this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+      const resourceVersion = await listResourceVersion(tx, token);
+      const items: T[] = [];
+      let last: Key | undefined;
+      // one more than the page, to know whether there is a next one
+      for await (const { key, obj } of scan<T>(tx, f, token?.after, limit ? limit + 1 : MAX_BATCH)) {
+        if (limit && items.length === limit) {
+          const remainingItemCount = f.reqs.length ? undefined : await countAfter(tx, f, last!);
+          return { items, resourceVersion, continue: encodeContinue({ rv: resourceVersion, ...last! }), remainingItemCount };
+        }
+        items.push(obj);
+        last = key;
+      }
+      return { items, resourceVersion };
     }) as Promise<ListResult<T>>;
+  }
+
+  /**
+   * The whole list without holding it: the items are read `batch` rows at a time, each batch in
+   * a query of its own (no connection is held between batches), so the list is not one
+   * snapshot; `resourceVersion` is taken before the first batch (a watch from it sees every
+   * later change, some again). Validates the options and the `continue` token before returning.
+   */
+  async listStream<T extends KubeObject = KubeObject>(gk: string, opts: ListStreamOptions = {}): Promise<ListStream<T>> {
+    const f = listFilter(gk, opts);
+    const token = opts.continue === undefined || opts.continue === "" ? undefined : decodeContinue(opts.continue);
+    const resourceVersion = await listResourceVersion(this.sql, token);
+    const sql = this.sql;
+    const batch = Math.max(1, opts.batch ?? MAX_BATCH);
+    return {
+      resourceVersion,
+      async *[Symbol.asyncIterator]() {
+        for await (const { obj } of scan<T>(sql, f, token?.after, batch)) yield obj;
+      },
+    };
   }
 
   /** Creates the object; AlreadyExistsError when the name is taken. */
@@ -320,7 +484,7 @@ export class ObjectStore {
   }
 
   private async *tail<T extends KubeObject>(gk: string | undefined, opts: WatchOptions, fromRv: string): AsyncGenerator<WatchEvent<T>> {
-    const reqs = typeof opts.labelSelector === "string" ? parseSelector(opts.labelSelector) : (opts.labelSelector ?? []);
+    const reqs = requirementsOf(opts.labelSelector);
     let cursorRv = fromRv;
     let cursorId = "9223372036854775807"; // everything at the starting resourceVersion has been seen
     const waiter = new OutboxWaiter(this.sql, opts.signal);

@@ -434,6 +434,8 @@ test("templates in ignored namespaces are never claimed", async () => {
     await sleep(300);
     const rbs = (await env.store.list(RB)).items.map((b) => b.metadata.namespace);
     assert.deepEqual(rbs, ["apps"]);
+    // the periodic resync lists keys from the store: the one template outside ignored namespaces, the policy, the binding
+    assert.deepEqual([await env.app.detector.resync(), await env.app.policy.resync(), await env.app.binding.resync()], [1, 1, 1]);
   } finally {
     await env.close();
   }

@@ -48,7 +48,7 @@ export interface App {
 async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: KubeObject) => boolean = () => true): Promise<string[]> {
   const out: string[] = [];
   for (const gk of gks) {
-    for (const o of (await store.list(gk)).items) {
+    for await (const o of await store.listStream(gk)) {
       if (keep(o)) out.push(refKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }));
     }
   }

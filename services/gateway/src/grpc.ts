@@ -12,6 +12,7 @@ import {
   WatchEventSchema,
   WorkSchema,
   grpcServiceDefinition,
+  type ListRequest,
   type Object$,
   type ObjectKey,
 } from "@flotilla/proto";
@@ -83,9 +84,14 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
   };
   return {
     get: unary(async (req: { key?: ObjectKey }) => toProtoObject(await api.get(scopeOf(req.key), req.key!.name))),
-    list: unary(async (req: { key?: ObjectKey; labelSelector: string }) => {
-      const r = await api.list(scopeOf(req.key), req.labelSelector || undefined);
-      return create(ListResponseSchema, { resourceVersion: r.resourceVersion, items: r.items.map(toProtoObject) });
+    list: unary(async (req: ListRequest) => {
+      const r = await api.list(scopeOf(req.key), { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
+      return create(ListResponseSchema, {
+        resourceVersion: r.resourceVersion,
+        items: r.items.map(toProtoObject),
+        continue: r.continue ?? "",
+        remainingItemCount: r.remainingItemCount === undefined ? undefined : BigInt(r.remainingItemCount),
+      });
     }),
     create: unary(async (req: { object?: Object$ }) => {
       const o = fromProtoObject(req.object);

@@ -12,7 +12,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from "@flotilla/api";
-import type { ListResult, ObjectStore, WatchEvent } from "@flotilla/store";
+import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
 import { applyPatch, type PatchType } from "./logic/patch.js";
 
 export interface AdmissionSettings {
@@ -24,6 +24,13 @@ export interface Scope {
   type: ResourceType;
   /** '' for cluster-scoped kinds, or for namespaced kinds across all namespaces (list/watch only). */
   namespace: string;
+}
+
+/** A list request's options (Kubernetes' ListOptions): `limit` 0 or absent = the whole list. */
+export interface ListQuery {
+  labelSelector?: string;
+  limit?: number;
+  continue?: string;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -43,8 +50,14 @@ export class ObjectApi {
     return this.store.mustGet({ gk: groupKind(s.type), namespace: s.namespace, name });
   }
 
-  list(s: Scope, labelSelector?: string): Promise<ListResult<KubeObject>> {
-    return this.store.list(groupKind(s.type), { namespace: s.namespace || undefined, labelSelector });
+  /** One page with `limit` (see ListResult in @flotilla/store), else the whole list in memory. */
+  list(s: Scope, q: ListQuery = {}): Promise<ListResult<KubeObject>> {
+    return this.store.list(groupKind(s.type), { namespace: s.namespace || undefined, ...q });
+  }
+
+  /** The whole list (or the rest after `continue`), read a batch at a time while it is iterated. */
+  listStream(s: Scope, q: Omit<ListQuery, "limit"> = {}): Promise<ListStream<KubeObject>> {
+    return this.store.listStream(groupKind(s.type), { namespace: s.namespace || undefined, labelSelector: q.labelSelector, continue: q.continue });
   }
 
   watch(s: Scope, opts: { labelSelector?: string; resourceVersion?: string; signal?: AbortSignal }): Promise<AsyncGenerator<WatchEvent>> {

@@ -80,6 +80,8 @@ describe("the seed: nginx, 3 replicas, static weights member1:1 member2:2", () =
     const b = await h.until("shared-config-configmap", scheduled);
     assert.equal(b.kind, "ClusterResourceBinding");
     assert.deepEqual(b.spec?.clusters, [{ name: "member1" }, { name: "member2" }, { name: "member3" }]);
+    const bindings = (await h.store.list("work.karmada.io/ResourceBinding")).items.length + (await h.store.list("work.karmada.io/ClusterResourceBinding")).items.length;
+    assert.equal(await h.app.controller.resync(), bindings, "a resync enqueues every ResourceBinding and ClusterResourceBinding");
   });
 
   test("bindings for another scheduler, or without a policy, are left alone", async () => {

@@ -109,7 +109,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     resyncMs: s.resyncMs,
     listKeys: async () => {
       const keys: string[] = [];
-      for (const gk of [RB_GK, CRB_GK]) for (const b of (await deps.store.list<AnyResourceBinding>(gk)).items) keys.push(bindingKey(b));
+      for (const gk of [RB_GK, CRB_GK]) for await (const b of await deps.store.listStream<AnyResourceBinding>(gk)) keys.push(bindingKey(b));
       return keys;
     },
   });

@@ -1,12 +1,21 @@
 import { AlreadyExistsError, CORE, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
-import type { ListResult, ObjectStore, WatchEvent } from "@flotilla/store";
-import { ObjectApi, type AdmissionSettings, type Scope } from "../objects.js";
+import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
+import { ObjectApi, type AdmissionSettings, type ListQuery, type Scope } from "../objects.js";
 import type { PatchType } from "../logic/patch.js";
 import { credentialSecret, extractInlineCredential, isSecret, prepareSecret, redact, type InlineCredential } from "./credentials.js";
 
 const SECRET_GK = groupKind(CORE.secret);
 const isSecretScope = (s: Scope) => s.type.group === "" && s.type.kind === "Secret";
 const isClusterScope = (s: Scope) => s.type.group === KARMADA.cluster.group && s.type.kind === "Cluster";
+
+function redactStream(list: ListStream<KubeObject>): ListStream<KubeObject> {
+  return {
+    resourceVersion: list.resourceVersion,
+    async *[Symbol.asyncIterator]() {
+      for await (const o of list) yield redact(o);
+    },
+  };
+}
 
 async function* redactEvents(events: AsyncGenerator<WatchEvent>): AsyncGenerator<WatchEvent> {
   for await (const e of events) yield isSecret(e.object) ? { ...e, object: redact(e.object) } : e;
@@ -31,9 +40,14 @@ export class GuardedObjectApi extends ObjectApi {
     return redact(await super.get(s, name));
   }
 
-  override async list(s: Scope, labelSelector?: string): Promise<ListResult<KubeObject>> {
-    const r = await super.list(s, labelSelector);
+  override async list(s: Scope, q?: ListQuery): Promise<ListResult<KubeObject>> {
+    const r = await super.list(s, q);
     return isSecretScope(s) ? { ...r, items: r.items.map(redact) } : r;
+  }
+
+  override async listStream(s: Scope, q?: Omit<ListQuery, "limit">): Promise<ListStream<KubeObject>> {
+    const list = await super.listStream(s, q);
+    return isSecretScope(s) ? redactStream(list) : list;
   }
 
   override async watch(s: Scope, opts: { labelSelector?: string; resourceVersion?: string; signal?: AbortSignal }): Promise<AsyncGenerator<WatchEvent>> {

@@ -14,7 +14,8 @@ export function docsPage(): string {
 <h1>Flotilla API</h1>
 <p>Karmada-compatible objects at Kubernetes paths. Bodies are JSON or YAML (<code>Content-Type: application/yaml</code>);
 PATCH takes <code>application/merge-patch+json</code>, <code>application/strategic-merge-patch+json</code>, <code>application/json-patch+json</code> and
-<code>application/apply-patch+yaml</code>. Lists take <code>?labelSelector=</code>; <code>?watch=true[&amp;resourceVersion=N]</code> streams
+<code>application/apply-patch+yaml</code>. Lists take <code>?labelSelector=</code> and <code>?limit=N&amp;continue=…</code> (pages, as Kubernetes);
+a list without a limit is streamed; <code>?watch=true[&amp;resourceVersion=N]</code> streams
 newline-delimited <code>{"type":"ADDED|MODIFIED|DELETED","object":…}</code>. Errors are Kubernetes <code>Status</code> objects.</p>
 <p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3). Discovery: <a href="/api">/api</a>, <a href="/apis">/apis</a>.</p>
 <table><thead><tr><th>kind</th><th>apiVersion</th><th>scope</th><th>collection URL</th></tr></thead><tbody>

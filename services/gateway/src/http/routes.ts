@@ -1,10 +1,12 @@
+import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
 import { BadRequestError, NotFoundError, RESOURCE_TYPES, resourceByPlural, type KubeObject, type ResourceType } from "@flotilla/api";
+import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
 import { PATCH_CONTENT_TYPES } from "../logic/patch.js";
 import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
-import type { ObjectApi, Scope } from "../objects.js";
+import type { ListQuery, ObjectApi, Scope } from "../objects.js";
 
 /** What a Kubernetes resource URL names. */
 export interface ResourcePath {
@@ -65,13 +67,60 @@ function parseBody(req: FastifyRequest): unknown {
   }
 }
 
-function listKind(t: ResourceType, r: { items: KubeObject[]; resourceVersion: string }) {
+function listKind(t: ResourceType, r: { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number }) {
   return {
     apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
     kind: `${t.kind}List`,
-    metadata: { resourceVersion: r.resourceVersion },
+    metadata: { resourceVersion: r.resourceVersion, continue: r.continue, remainingItemCount: r.remainingItemCount },
     items: r.items,
   };
+}
+
+/** `?labelSelector=&limit=&continue=`; a `limit` that is not an integer reaches the store as NaN, which rejects it naming the field. */
+function listQuery(q: Record<string, string | undefined>): ListQuery {
+  const limit = q.limit === undefined || q.limit === "" ? undefined : /^-?\d+$/.test(q.limit) ? Number(q.limit) : NaN;
+  return { labelSelector: q.labelSelector, limit, continue: q.continue };
+}
+
+/** Characters of JSON gathered into one write while streaming a list. */
+const LIST_CHUNK_CHARS = 64 * 1024;
+
+/**
+ * Sends the whole list without building it: the List's JSON is written as the items are read
+ * from the store. The first item is read before anything is sent, so a failure to start is still
+ * a Status; a failure after the first chunk cuts the connection (the client sees a truncated
+ * response, never a short list that parses).
+ */
+async function sendListStream(reply: FastifyReply, t: ResourceType, list: ListStream<KubeObject>) {
+  const it = list[Symbol.asyncIterator]();
+  const first = await it.next();
+  // the envelope as listKind writes it, up to the items' opening bracket
+  const head = JSON.stringify(listKind(t, { items: [], resourceVersion: list.resourceVersion })).slice(0, -"]}".length);
+  async function* body(): AsyncGenerator<string> {
+    let buf = head;
+    let sep = "";
+    try {
+      for (let r = first; !r.done; r = await it.next()) {
+        buf += sep + JSON.stringify(r.value);
+        sep = ",";
+        if (buf.length >= LIST_CHUNK_CHARS) {
+          yield buf;
+          buf = "";
+        }
+      }
+      yield buf + "]}";
+    } finally {
+      await it.return?.();
+    }
+  }
+  return reply.type("application/json; charset=utf-8").send(Readable.from(body()));
+}
+
+/** GET on a collection: one page with a `limit`, else the whole list streamed. */
+async function sendList(api: ObjectApi, s: Scope, q: Record<string, string | undefined>, reply: FastifyReply) {
+  const lq = listQuery(q);
+  if (lq.limit !== undefined && lq.limit !== 0) return listKind(s.type, await api.list(s, lq));
+  return sendListStream(reply, s.type, await api.listStream(s, lq));
 }
 
 /** Streams newline-delimited watch events until the client goes away or timeoutSeconds pass. */
@@ -131,7 +180,7 @@ export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
       case "GET":
         if (watch) return streamWatch(api, s, req, reply, q, p.name);
         if (p.name) return api.get(s, p.name);
-        return listKind(p.type, await api.list(s, q.labelSelector));
+        return sendList(api, s, q, reply);
       case "POST":
         if (p.name || (p.type.namespaced && !p.namespace)) throw new MethodNotAllowedError(`POST is not supported on ${req.url.split("?")[0]}`);
         reply.code(201);

@@ -90,6 +90,8 @@ function pathsFor(t: ResourceType, schemaRef: Schema): Record<string, Schema> {
   const tag = [`${t.kind} (${apiVersionOf(t)})`];
   const listParams = [
     { name: "labelSelector", in: "query", schema: { type: "string" } },
+    { name: "limit", in: "query", schema: { type: "integer", minimum: 0 }, description: "at most this many items; metadata.continue names the next page (0 or absent: the whole list, streamed)" },
+    { name: "continue", in: "query", schema: { type: "string" }, description: "the previous page's metadata.continue" },
     { name: "watch", in: "query", schema: { type: "boolean" }, description: "stream newline-delimited {type, object} events" },
     { name: "resourceVersion", in: "query", schema: { type: "string" } },
   ];
