@@ -325,6 +325,16 @@ export class ObjectStore {
     const f = listFilter(gk, opts);
     const limit = checkLimit(opts.limit);
     const token = opts.continue === undefined || opts.continue === "" ? undefined : decodeContinue(opts.continue);
+    if (!limit && !token) {
+      // the whole list in one statement: its snapshot gives both the rows and the resourceVersion
+      const rows = await this.sql<{ rv: string; body: T | null }[]>`
+        SELECT s.rv, o.body
+        FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS rv) s
+        LEFT JOIN LATERAL (SELECT body FROM objects WHERE ${listWhere(this.sql, f, undefined)} ORDER BY namespace, name) o ON true`;
+      const items: T[] = [];
+      for (const r of rows) if (r.body && matchesRequirements(r.body.metadata.labels, f.reqs)) items.push(canonical(r.body));
+      return { items, resourceVersion: rows[0]!.rv };
+    }
     return this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
       const resourceVersion = await listResourceVersion(tx, token);
       const items: T[] = [];
