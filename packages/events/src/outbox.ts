@@ -15,12 +15,15 @@ export interface OutboxRow {
   uid: string;
   type: string;
   api_version: string | null;
+  generation: string | null;
+  index_keys: string[] | null;
 }
 
 /** Unpublished rows in id order. */
 export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRow[]> {
   return sql<OutboxRow[]>`
-    SELECT id::text, rv::text, gk, namespace, name, uid::text, type, object->>'apiVersion' AS api_version
+    SELECT id::text, rv::text, gk, namespace, name, uid::text, type, object->>'apiVersion' AS api_version,
+           object->'metadata'->>'generation' AS generation, index_keys
     FROM outbox WHERE published_at IS NULL ORDER BY outbox.id LIMIT ${limit}`;
 }
 
@@ -41,6 +44,8 @@ export function toWakeUp(r: OutboxRow): WakeUp {
     uid: r.uid,
     resourceVersion: r.rv,
     type: r.type,
+    ...(r.generation ? { generation: r.generation } : {}),
+    ...(r.index_keys ? { indexKeys: r.index_keys } : {}),
   };
 }
 

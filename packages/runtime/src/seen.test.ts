@@ -32,3 +32,13 @@ test("the oldest entries are forgotten first beyond the bound", () => {
   s.wrote("c", "1");
   assert.deepEqual([s.covers("a", "2"), s.covers("b", "1"), s.covers("c", "1"), s.size], [true, false, true, 2]);
 });
+
+test("a change that leaves the generation as reconciled is recognised; another generation is not", () => {
+  const s = new SeenVersions();
+  s.reconciled("k", "10", 3);
+  assert.deepEqual([s.sameGeneration("k", "3"), s.sameGeneration("k", 4), s.sameGeneration("k", undefined), s.sameGeneration("other", 3)], [true, false, false, false]);
+  s.reconciled("k", "9", 2);
+  assert.equal(s.sameGeneration("k", 3), true, "an older reconcile does not replace the generation");
+  s.reconciled("k", "11", 4);
+  assert.equal(s.sameGeneration("k", 4), true);
+});

@@ -3,6 +3,8 @@ interface Entry {
   wrote?: string;
   /** Every version up to this one has been reconciled. */
   upTo?: bigint;
+  /** The generation of the newest version reconciled. */
+  generation?: string;
 }
 
 const asRv = (rv: string | undefined): bigint | undefined => (rv && /^\d+$/.test(rv) ? BigInt(rv) : undefined);
@@ -14,6 +16,8 @@ const asRv = (rv: string | undefined): bigint | undefined => (rv && /^\d+$/.test
  * - `wrote`: this replica wrote exactly that version (whatever it was based on);
  * - `reconciled`: a completed reconcile read the object at that version and acted on it, so it
  *   and every older version are covered (resourceVersions grow in commit order).
+ * A controller that acts on spec changes only (Kubernetes' GenerationChangedPredicate) also asks
+ * `sameGeneration`: a change that left the generation as reconciled needs nothing.
  * Purely an optimisation: a wake-up that reaches another replica, or one this bounded memory
  * has forgotten, runs one reconcile that changes nothing.
  */
@@ -27,11 +31,19 @@ export class SeenVersions {
     this.touch(key).wrote = rv;
   }
 
-  reconciled(key: string, rv: string | undefined): void {
+  reconciled(key: string, rv: string | undefined, generation?: number | string): void {
     const v = asRv(rv);
     if (v === undefined) return;
     const e = this.touch(key);
-    if (e.upTo === undefined || e.upTo < v) e.upTo = v;
+    if (e.upTo === undefined || e.upTo < v) {
+      e.upTo = v;
+      e.generation = generation === undefined ? undefined : String(generation);
+    }
+  }
+
+  /** Whether the newest version reconciled had this generation. */
+  sameGeneration(key: string, generation: number | string | undefined): boolean {
+    return generation !== undefined && this.entries.get(key)?.generation === String(generation);
   }
 
   /** Whether a wake-up about version `rv` of the object needs no reconcile. */

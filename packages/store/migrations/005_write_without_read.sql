@@ -10,6 +10,9 @@
 -- writes is newer than that of every earlier writer of those objects (each one's id was taken
 -- before it committed, which is before this batch got the lock). Cascaded deletes still check.
 
+-- The wake-up of each write carries the object's index entries as a hint (see events.proto).
+ALTER TABLE outbox ADD COLUMN index_keys text[];
+
 -- What `generation` tracks: the spec, or for spec-less kinds every top-level field but metadata and status.
 CREATE FUNCTION flotilla_desired(b jsonb) RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN b ? 'spec' THEN b -> 'spec' ELSE b - 'metadata' - 'status' - 'resourceVersion' END $$;
@@ -43,7 +46,7 @@ BEGIN
     INSERT INTO objects (gk, namespace, name, uid, rv, generation, labels, index_keys, deleting, body)
     VALUES (p_gk, p_ns, p_name, (nb -> 'metadata' ->> 'uid')::uuid, v_rv, coalesce((nb -> 'metadata' ->> 'generation')::int, 1),
             coalesce(nb -> 'metadata' -> 'labels', '{}'::jsonb), p_index, false, nb);
-    INSERT INTO outbox (rv, gk, namespace, name, uid, type, object) VALUES (v_rv, p_gk, p_ns, p_name, (nb -> 'metadata' ->> 'uid')::uuid, 'ADDED', nb);
+    INSERT INTO outbox (rv, gk, namespace, name, uid, type, object, index_keys) VALUES (v_rv, p_gk, p_ns, p_name, (nb -> 'metadata' ->> 'uid')::uuid, 'ADDED', nb, p_index);
     RETURN QUERY SELECT 'ok'::text, v_rv::text, nb;
     RETURN;
   END IF;
@@ -92,16 +95,16 @@ BEGIN
   nb := jsonb_set(nb, '{metadata,resourceVersion}', to_jsonb(v_rv::text));
   IF remove THEN
     DELETE FROM objects WHERE gk = p_gk AND namespace = p_ns AND name = p_name;
-    INSERT INTO outbox (rv, gk, namespace, name, uid, type, object) VALUES (v_rv, p_gk, p_ns, p_name, c.uid, 'DELETED', nb);
+    INSERT INTO outbox (rv, gk, namespace, name, uid, type, object, index_keys) VALUES (v_rv, p_gk, p_ns, p_name, c.uid, 'DELETED', nb, c.index_keys);
     PERFORM flotilla_cascade(c.uid::text, v_rv, p_now);
   ELSE
+    -- a status write or a delete cannot change what the indexes are computed from
+    IF NOT (p_op = 'update' AND p_part <> 'status') THEN p_index := c.index_keys; END IF;
     UPDATE objects SET rv = v_rv, generation = coalesce((nb -> 'metadata' ->> 'generation')::int, 1),
-           labels = coalesce(nb -> 'metadata' -> 'labels', '{}'::jsonb),
-           -- a status write or a delete cannot change what the indexes are computed from
-           index_keys = CASE WHEN p_op = 'update' AND p_part <> 'status' THEN p_index ELSE c.index_keys END,
+           labels = coalesce(nb -> 'metadata' -> 'labels', '{}'::jsonb), index_keys = p_index,
            deleting = (nb -> 'metadata' -> 'deletionTimestamp') IS NOT NULL, body = nb
     WHERE gk = p_gk AND namespace = p_ns AND name = p_name;
-    INSERT INTO outbox (rv, gk, namespace, name, uid, type, object) VALUES (v_rv, p_gk, p_ns, p_name, c.uid, 'MODIFIED', nb);
+    INSERT INTO outbox (rv, gk, namespace, name, uid, type, object, index_keys) VALUES (v_rv, p_gk, p_ns, p_name, c.uid, 'MODIFIED', nb, p_index);
   END IF;
   RETURN QUERY SELECT 'ok'::text, v_rv::text, nb;
 END $$;

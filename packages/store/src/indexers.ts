@@ -1,4 +1,11 @@
-import { KARMADA, groupKind, type KubeObject } from "@flotilla/api";
+import {
+  ClusterResourceBindingAnnotationKey,
+  KARMADA,
+  ResourceBindingNameAnnotationKey,
+  ResourceBindingNamespaceAnnotationKey,
+  groupKind,
+  type KubeObject,
+} from "@flotilla/api";
 import type { Indexer } from "./store.js";
 
 /** Index entry of a binding that lists `cluster` in `spec.clusters`. */
@@ -29,6 +36,29 @@ export const bindingIndexer: Indexer = (obj: KubeObject) => {
   return keys;
 };
 
+/** Index entry of a Work that belongs to a binding: `binding:<namespace>/<name>` (a ResourceBinding) or `binding:<name>` (a ClusterResourceBinding). */
+export function workBindingIndex(b: { namespace?: string; name: string }): string {
+  return b.namespace ? `binding:${b.namespace}/${b.name}` : `binding:${b.name}`;
+}
+
+/** The binding a `binding:` index entry names, or undefined for another entry. */
+export function bindingOfWorkIndex(entry: string): { namespace: string; name: string } | undefined {
+  if (!entry.startsWith("binding:")) return undefined;
+  const v = entry.slice("binding:".length);
+  const i = v.indexOf("/");
+  return i < 0 ? { namespace: "", name: v } : { namespace: v.slice(0, i), name: v.slice(i + 1) };
+}
+
+/** The binding a Work belongs to, from the annotations the binding controller writes on it. */
+export const workIndexer: Indexer = (obj: KubeObject) => {
+  const a = obj.metadata.annotations ?? {};
+  if (a[ResourceBindingNamespaceAnnotationKey] && a[ResourceBindingNameAnnotationKey]) {
+    return [workBindingIndex({ namespace: a[ResourceBindingNamespaceAnnotationKey], name: a[ResourceBindingNameAnnotationKey] })];
+  }
+  if (a[ClusterResourceBindingAnnotationKey]) return [workBindingIndex({ name: a[ClusterResourceBindingAnnotationKey] })];
+  return [];
+};
+
 /**
  * The indexers every service uses, and the store's default when it is given none: index
  * entries are computed by whoever writes an object, so all writers must agree on them.
@@ -36,4 +66,5 @@ export const bindingIndexer: Indexer = (obj: KubeObject) => {
 export const STANDARD_INDEXERS: Readonly<Record<string, Indexer>> = Object.freeze({
   [groupKind(KARMADA.resourceBinding)]: bindingIndexer,
   [groupKind(KARMADA.clusterResourceBinding)]: bindingIndexer,
+  [groupKind(KARMADA.work)]: workIndexer,
 });

@@ -80,12 +80,13 @@ export function buildApp(deps: AppDeps): App {
           (c.spec?.taints ?? []).filter((t) => t.effect === "NoExecute").map((t) => `${t.key}=${t.value ?? ""}`).sort(),
         ]);
   /**
-   * A binding wakes its own key. A Cluster wakes the bindings with tasks from it, but only when
+   * A binding wakes its own key when it has graceful-eviction tasks (its index hint says so;
+   * without a hint, always). A Cluster wakes the bindings with tasks from it, but only when
    * something that matters changed (it may have recovered): heartbeats, which rewrite the
    * cluster on every probe, would otherwise reconcile every such binding each time.
    */
   const map = async (w: WakeUp): Promise<string[]> => {
-    if (groupKindOf(w) !== GK.cluster) return [bindingKey(w)];
+    if (groupKindOf(w) !== GK.cluster) return w.indexKeys && !w.indexKeys.includes(BINDING_WITH_EVICTION_TASKS_INDEX) ? [] : [bindingKey(w)];
     const name = w.name ?? "";
     clusters.invalidate(name);
     const sig = clusterSignature(await clusters.get(name));

@@ -120,7 +120,8 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     if (gk === CLUSTER_GK) return fanOut(w.name ?? "");
     if (gk !== RB_GK && gk !== CRB_GK) return [];
     const key = objectKey(w);
-    if (w.type !== "DELETED" && seen.covers(key, w.resourceVersion)) {
+    // a version decided on, or (upstream's predicate) a change that left the spec as decided on
+    if (w.type !== "DELETED" && (seen.covers(key, w.resourceVersion) || (w.type === "MODIFIED" && seen.sameGeneration(key, w.generation)))) {
       metrics.wakeUpsSkipped++;
       return [];
     }

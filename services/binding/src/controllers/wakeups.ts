@@ -8,7 +8,7 @@ import {
   type WakeUp,
   type Work,
 } from "@flotilla/api";
-import type { ObjectStore } from "@flotilla/store";
+import { bindingOfWorkIndex, type ObjectStore } from "@flotilla/store";
 import { bindingRefFor } from "../logic/binding.js";
 import { GK, refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
@@ -58,6 +58,12 @@ export async function routeWakeUp(
     }
     case GK.work: {
       if (d.seen.binding.covers(refKey({ gk, namespace, name }), w.resourceVersion)) return out;
+      // the Work's index hint names its binding; without one (an older write), read the Work
+      const owner = (w.indexKeys ?? []).map(bindingOfWorkIndex).find((b) => b);
+      if (owner) {
+        out.binding.push(refKey({ gk: owner.namespace ? GK.resourceBinding : GK.clusterResourceBinding, ...owner }));
+        return out;
+      }
       const work = await d.store.get<Work>({ gk, namespace, name });
       const a = work?.metadata.annotations ?? {};
       if (a[ResourceBindingNamespaceAnnotationKey] && a[ResourceBindingNameAnnotationKey]) {

@@ -99,7 +99,7 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
     }
     if (!isResponsibleFor(rb, s.schedulerName)) {
       d.tracker.unpark(key);
-      d.seen.reconciled(key, rb.metadata.resourceVersion);
+      d.seen.reconciled(key, rb.metadata.resourceVersion, rb.metadata.generation);
       return done();
     }
     let clusters = d.clusters.snapshot();
@@ -118,7 +118,7 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
         d.metrics.writes.status++;
       }
       d.tracker.unpark(key);
-      d.seen.reconciled(key, rv);
+      d.seen.reconciled(key, rv, rb.metadata.generation);
       failures.delete(key);
       return done();
     }
@@ -168,7 +168,7 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
       }
     }
     // every write above was made with the version read: it and all before it are decided on
-    d.seen.reconciled(key, cur.metadata.resourceVersion);
+    d.seen.reconciled(key, cur.metadata.resourceVersion, cur.metadata.generation);
 
     switch (result.error?.requeue) {
       case "unschedulable":
