@@ -76,3 +76,23 @@ test("after its watch history is pruned away, an informer lists again and delive
       await inf.stop();
     }
   }));
+
+test("one informer follows several kinds in one watch, each object under its own kind", () =>
+  withStore(async (store) => {
+    const events: InformerEvent<KubeObject>[] = [];
+    const inf = new Informer({ store, gk: ["/ConfigMap", "/Secret"], onEvent: (e) => events.push(e) });
+    await inf.start();
+    try {
+      await store.create(cm("same"));
+      await store.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "same", namespace: "default" } });
+      await store.create({ apiVersion: "v1", kind: "Service", metadata: { name: "ignored", namespace: "default" } });
+      await eventually(() => events.length >= 2, { timeoutMs: 5000 });
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(events.map((e) => [e.type, e.gk, e.key]), [["ADDED", "/ConfigMap", "default/same"], ["ADDED", "/Secret", "default/same"]]);
+      assert.equal(inf.get("default/same", "/Secret")?.kind, "Secret");
+      assert.equal(inf.get("default/same")?.kind, "ConfigMap");
+      assert.equal(inf.size, 2);
+    } finally {
+      await inf.stop();
+    }
+  }));

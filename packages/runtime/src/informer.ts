@@ -1,13 +1,16 @@
 import type { KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
-import type { ObjectStore } from "@flotilla/store";
+import { gkOf, type ObjectStore } from "@flotilla/store";
 import { backoffDelay } from "./backoff.js";
 
 /** One change an informer delivers: an object listed (initial or relist) or watched. */
 export interface InformerEvent<V> {
   type: "ADDED" | "MODIFIED" | "DELETED";
+  /** The object's group/kind. */
+  gk: string;
   /** `namespace/name`, or `name` for a cluster-scoped object. */
   key: string;
+  /** The object (for a deletion found by a relist, only its kind and metadata name, namespace and resourceVersion). */
   object: KubeObject;
   /** What the informer keeps of the object (undefined when deleted). */
   value: V | undefined;
@@ -17,8 +20,8 @@ export interface InformerEvent<V> {
 
 export interface InformerOptions<V> {
   store: Pick<ObjectStore, "list" | "watch">;
-  /** The group/kind to follow ("work.karmada.io/ResourceBinding"). */
-  gk: string;
+  /** The group/kind to follow ("work.karmada.io/ResourceBinding"), or several in one watch. */
+  gk: string | readonly string[];
   /** What to keep of each object (default the object itself). */
   transform?: (o: KubeObject) => V;
   /** Called for every change, in resourceVersion order per object, synchronously. */
@@ -29,11 +32,14 @@ export interface InformerOptions<V> {
 }
 
 interface Held<V> {
+  gk: string;
+  key: string;
   rv: string;
   value: V;
 }
 
 const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ""}` : (o.metadata.name ?? ""));
+const kindKey = (gk: string, key: string) => `${gk}\u0000${key}`;
 
 /** resourceVersions are decimal strings growing in commit order. */
 const newer = (a: string, b: string) => (a.length !== b.length ? a.length > b.length : a > b);
@@ -50,9 +56,11 @@ export class Informer<V = KubeObject> {
   private running?: Promise<void>;
   private synced = false;
   private readonly transform: (o: KubeObject) => V;
+  private readonly gks: readonly string[];
 
   constructor(private readonly o: InformerOptions<V>) {
     this.transform = o.transform ?? ((x) => x as V);
+    this.gks = typeof o.gk === "string" ? [o.gk] : o.gk;
   }
 
   /** Lists (delivering `initial` events), then follows the watch in the background. */
@@ -72,45 +80,58 @@ export class Informer<V = KubeObject> {
     return this.synced;
   }
 
-  get(key: string): V | undefined {
-    return this.items.get(key)?.value;
+  /** The value kept for `namespace/name` (or `name`) of the kind (default: the first kind followed). */
+  get(key: string, gk: string = this.gks[0]!): V | undefined {
+    return this.items.get(kindKey(gk, key))?.value;
   }
 
   get size(): number {
     return this.items.size;
   }
 
+  /** Every object's `namespace/name` (or `name`) and the value kept, of every kind followed. */
   *entries(): IterableIterator<[string, V]> {
-    for (const [k, h] of this.items) yield [k, h.value];
+    for (const h of this.items.values()) yield [h.key, h.value];
   }
 
   private deliver(type: InformerEvent<V>["type"], object: KubeObject, initial: boolean): void {
     const key = keyOf(object);
+    const gk = gkOf(object);
+    const k = kindKey(gk, key);
     const rv = object.metadata.resourceVersion ?? "";
-    const held = this.items.get(key);
+    const held = this.items.get(k);
     if (held && !newer(rv, held.rv)) return;
     let value: V | undefined;
-    if (type === "DELETED") this.items.delete(key);
-    else this.items.set(key, { rv, value: (value = this.transform(object)) });
-    this.o.onEvent?.({ type, key, object, value, initial });
+    if (type === "DELETED") this.items.delete(k);
+    else this.items.set(k, { gk, key, rv, value: (value = this.transform(object)) });
+    this.o.onEvent?.({ type, gk, key, object, value, initial });
   }
 
-  /** Lists everything; delivers what changed against what is held; returns the list's resourceVersion. */
+  /**
+   * Lists every kind; delivers what changed against what is held; returns the resourceVersion
+   * to watch from (the oldest of the lists': a change seen twice is dropped by its version).
+   */
   private async relist(initial: boolean): Promise<string> {
-    const r = await this.o.store.list(this.o.gk);
+    const lists = await Promise.all(this.gks.map((gk) => this.o.store.list(gk)));
     const seen = new Set<string>();
-    for (const obj of r.items) {
-      seen.add(keyOf(obj));
-      this.deliver(this.items.has(keyOf(obj)) ? "MODIFIED" : "ADDED", obj, initial);
+    let from: string | undefined;
+    for (const r of lists) {
+      if (from === undefined || newer(from, r.resourceVersion)) from = r.resourceVersion;
+      for (const obj of r.items) {
+        const k = kindKey(gkOf(obj), keyOf(obj));
+        seen.add(k);
+        this.deliver(this.items.has(k) ? "MODIFIED" : "ADDED", obj, initial);
+      }
     }
-    for (const key of [...this.items.keys()]) {
-      if (seen.has(key)) continue;
-      const i = key.indexOf("/");
-      const meta = i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-      this.items.delete(key);
-      this.o.onEvent?.({ type: "DELETED", key, object: { apiVersion: "", kind: "", metadata: { ...meta, resourceVersion: r.resourceVersion } }, value: undefined, initial });
+    for (const [k, held] of [...this.items]) {
+      if (seen.has(k)) continue;
+      this.items.delete(k);
+      const i = held.key.indexOf("/");
+      const meta = i < 0 ? { name: held.key } : { namespace: held.key.slice(0, i), name: held.key.slice(i + 1) };
+      const object: KubeObject = { apiVersion: "", kind: held.gk.slice(held.gk.lastIndexOf("/") + 1), metadata: { ...meta, resourceVersion: from } };
+      this.o.onEvent?.({ type: "DELETED", gk: held.gk, key: held.key, object, value: undefined, initial });
     }
-    return r.resourceVersion;
+    return from!;
   }
 
   private async follow(fromRv: string): Promise<void> {

@@ -190,6 +190,24 @@ describe("object store", () => {
     assert.deepEqual(got.map((e) => e.object.metadata.name), ["live"]);
   });
 
+  test("a watch delivers in numeric resourceVersion order when the versions grow a digit", async () => {
+    // rows as writes long ago would have left them: 998, 999, 1000, 1001 (as text, "1000" < "999")
+    const uid = "5f0c8ec4-0b0e-4b55-9d49-1a7e9d1c2a11";
+    for (const rv of [998, 999, 1000, 1001]) {
+      const object = { ...cm(`digits-${rv}`), metadata: { name: `digits-${rv}`, namespace: "digits", resourceVersion: String(rv) } };
+      await db.sql`INSERT INTO outbox (rv, gk, namespace, name, uid, type, object) VALUES (${rv}, '/ConfigMap', 'digits', ${`digits-${rv}`}, ${uid}, 'ADDED', ${db.sql.json(object)})`;
+    }
+    const got: string[] = [];
+    const ac = new AbortController();
+    const run = (async () => {
+      for await (const e of await store.watch("/ConfigMap", { namespace: "digits", resourceVersion: "997", signal: ac.signal })) got.push(e.object.metadata.resourceVersion!);
+    })();
+    await eventually(() => got.length >= 4);
+    ac.abort();
+    await run;
+    assert.deepEqual(got, ["998", "999", "1000", "1001"]);
+  });
+
   test("a watch from before the pruned history is Gone", async () => {
     await db.sql`UPDATE outbox SET published_at = now(), created_at = now() - interval '1 hour'`;
     const pruned = await store.pruneOutbox(60_000);

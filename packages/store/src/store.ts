@@ -473,11 +473,12 @@ export class ObjectStore {
   }
 
   /**
-   * Streams changes in resourceVersion order, starting after `resourceVersion` (or now).
+   * Streams changes of one or more kinds (all kinds: undefined) in resourceVersion order,
+   * starting after `resourceVersion` (or now).
    * Rejects at once with GoneError when that resourceVersion is older than the retained
    * history, or InvalidError when it is not one.
    */
-  async watch<T extends KubeObject = KubeObject>(gk: string | undefined, opts: WatchOptions = {}): Promise<AsyncGenerator<WatchEvent<T>>> {
+  async watch<T extends KubeObject = KubeObject>(gk: string | readonly string[] | undefined, opts: WatchOptions = {}): Promise<AsyncGenerator<WatchEvent<T>>> {
     let cursorRv: string;
     const [{ pruned, xmin }] = await this.sql<{ pruned: string; xmin: string }[]>`
       SELECT pruned_rv::text AS pruned, (pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)::text AS xmin FROM outbox_watermark`;
@@ -493,7 +494,8 @@ export class ObjectStore {
     return this.tail<T>(gk, opts, cursorRv);
   }
 
-  private async *tail<T extends KubeObject>(gk: string | undefined, opts: WatchOptions, fromRv: string): AsyncGenerator<WatchEvent<T>> {
+  private async *tail<T extends KubeObject>(gk: string | readonly string[] | undefined, opts: WatchOptions, fromRv: string): AsyncGenerator<WatchEvent<T>> {
+    const gks = gk === undefined ? undefined : typeof gk === "string" ? [gk] : [...gk];
     const reqs = requirementsOf(opts.labelSelector);
     let cursorRv = fromRv;
     let cursorId = "9223372036854775807"; // everything at the starting resourceVersion has been seen
@@ -504,9 +506,9 @@ export class ObjectStore {
           SELECT id::text, rv::text, type, object FROM outbox
           WHERE (rv, id) > (${cursorRv}::bigint, ${cursorId}::bigint)
             AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-            ${gk ? this.sql`AND gk = ${gk}` : this.sql``}
+            ${gks ? this.sql`AND gk = ANY(${gks}::text[])` : this.sql``}
             ${opts.namespace ? this.sql`AND namespace = ${opts.namespace}` : this.sql``}
-          ORDER BY rv, id LIMIT 500`;
+          ORDER BY outbox.rv, outbox.id LIMIT 500`;
         for (const r of rows) {
           cursorRv = r.rv;
           cursorId = r.id;

@@ -91,16 +91,15 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   // every replica follows every binding (a watch, not the shared wake-ups) to know the load it and
   // the other replicas assigned; the first list rebuilds the ledger after a restart
   const ledger = s.assumedLedger ? new AssumedLedger(s.assumedSettleMs) : undefined;
-  const bindingInformers = (ledger ? [RB_GK, CRB_GK] : []).map(
-    (gk) =>
-      new Informer<undefined>({
-        store: deps.store,
-        gk,
-        transform: () => undefined,
-        log: log.child({ component: "bindings" }),
-        onEvent: (e) => ledger!.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
-      }),
-  );
+  const bindingInformer =
+    ledger &&
+    new Informer<undefined>({
+      store: deps.store,
+      gk: [RB_GK, CRB_GK],
+      transform: () => undefined,
+      log: log.child({ component: "bindings" }),
+      onEvent: (e) => ledger.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
+    });
   const controller = createController({
     reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, seen, metrics, settings: s, clock: deps.clock }),
     sql: deps.sql,
@@ -166,7 +165,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     simulate,
     async start(o) {
       await clusters.start();
-      await Promise.all(bindingInformers.map((i) => i.start()));
+      await bindingInformer?.start();
       controller.start();
       consumer = wireWakeUps({
         js: deps.js,
@@ -194,7 +193,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       started = false;
       await consumer?.stop().catch(() => {});
       await controller.stop();
-      await Promise.all(bindingInformers.map((i) => i.stop()));
+      await bindingInformer?.stop();
       clusters.stop();
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();
