@@ -131,7 +131,9 @@ export async function pruneOutbox(sql: Sql, o: PruneOptions): Promise<number> {
       FROM outbox
       WHERE published_at IS NOT NULL
         AND published_at < now() - ${`${Math.max(0, Math.floor(o.retentionMs))} milliseconds`}::interval
-        AND id <= (SELECT id FROM outbox ORDER BY id DESC OFFSET ${Math.max(0, Math.floor(o.keepMin))} LIMIT 1)`;
+        AND id <= (SELECT id FROM outbox ORDER BY id DESC OFFSET ${Math.max(0, Math.floor(o.keepMin))} LIMIT 1)
+        -- never a row a watch may not have been shown yet (a long transaction anywhere holds them back)
+        AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
     if (!max) return 0;
     const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint AND published_at IS NOT NULL`;
     if (watermark) await tx.unsafe(`UPDATE outbox_watermark SET pruned_rv = greatest(pruned_rv, $1::bigint)`, [max]);

@@ -521,11 +521,16 @@ export class ObjectStore {
     }
   }
 
-  /** Drops published outbox rows older than `olderThanMs`, raising the watch watermark. */
+  /**
+   * Drops published outbox rows older than `olderThanMs`, raising the watch watermark; never one
+   * a watch could not have read yet, so the watermark stays below every new list's resourceVersion.
+   */
   async pruneOutbox(olderThanMs: number): Promise<number> {
     return this.sql.begin(async (tx) => {
       const [{ max }] = await tx<{ max: string | null }[]>`
-        SELECT max(rv)::text AS max FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - ${olderThanMs + " milliseconds"}::interval`;
+        SELECT max(rv)::text AS max FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - ${olderThanMs + " milliseconds"}::interval
+          -- never a row a watch may not have been shown yet (see tail): a long transaction anywhere holds them back
+          AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
       if (!max) return 0;
       const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint AND published_at IS NOT NULL`;
       await tx`UPDATE outbox_watermark SET pruned_rv = greatest(pruned_rv, ${max}::bigint)`;
