@@ -43,7 +43,15 @@ export async function env(): Promise<Env> {
 }
 
 /** Inserts `n` outbox rows spread over `objects` objects of one kind, as the store would. */
-export async function insertRows(sql: Sql, n: number, o: { gk?: string; objects?: number; ns?: string } = {}): Promise<void> {
+/**
+ * Outbox rows as writes leave them: rv is the writing transaction's id, so the rows of one call
+ * share it, unless `eachOwnTransaction` writes every row in a transaction of its own.
+ */
+export async function insertRows(sql: Sql, n: number, o: { gk?: string; objects?: number; ns?: string; eachOwnTransaction?: boolean } = {}): Promise<void> {
+  if (o.eachOwnTransaction) {
+    for (let i = 0; i < n; i++) await insertRows(sql, 1, { ...o, eachOwnTransaction: false });
+    return;
+  }
   const gk = o.gk ?? "apps/Deployment";
   const objects = o.objects ?? 10;
   const apiVersion = gk.startsWith("/") ? "v1" : `${gk.split("/")[0]}/v1`;
@@ -51,7 +59,7 @@ export async function insertRows(sql: Sql, n: number, o: { gk?: string; objects?
   const uids = Array.from({ length: objects }, () => randomUUID());
   await sql`
     INSERT INTO outbox (rv, gk, namespace, name, uid, type, object)
-    SELECT txid_current() * 100000 + g, ${gk}, ${o.ns ?? "default"}, 'obj-' || (g % ${objects}), (${uids}::uuid[])[(g % ${objects}) + 1],
+    SELECT txid_current(), ${gk}, ${o.ns ?? "default"}, 'obj-' || (g % ${objects}), (${uids}::uuid[])[(g % ${objects}) + 1],
            CASE WHEN g < ${objects} THEN 'ADDED' ELSE 'MODIFIED' END,
            jsonb_build_object('apiVersion', ${apiVersion}::text, 'kind', ${kind}::text)
     FROM generate_series(0, ${n - 1}) g`;

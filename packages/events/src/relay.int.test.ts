@@ -217,7 +217,7 @@ test("relay prunes published rows past the retention, keeping the newest", async
   const e = await env();
   const relay = startRelay({ sql: e.sql, nc: e.nc, stream: e.stream, prefix: e.prefix, ...fast, retentionMs: 1, keepMin: 10, pruneEveryMs: 100 });
   try {
-    await insertRows(e.sql, 60);
+    await insertRows(e.sql, 60, { eachOwnTransaction: true });
     await eventually(async () => {
       const [{ n }] = await e.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox`;
       return n === 10;
