@@ -196,3 +196,37 @@ test("requests reuse kept-alive connections instead of opening one each", async 
   for (let i = 0; i < 50; i++) await client.get(cm(`x${i}`, {}));
   assert.ok(sockets.size <= 2, `${sockets.size} connections for 50 sequential requests`);
 });
+
+test("over https the member's CA is trusted, an unknown certificate is refused unless verification is off, and the token is sent", async (t) => {
+  const { execFileSync } = await import("node:child_process");
+  const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const https = await import("node:https");
+  const dir = mkdtempSync(`${tmpdir()}/kube-tls-`);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", `${dir}/key.pem`, "-out", `${dir}/cert.pem`], { stdio: "ignore" });
+  const cert = readFileSync(`${dir}/cert.pem`, "utf8");
+  const auth: string[] = [];
+  const server = https.createServer({ key: readFileSync(`${dir}/key.pem`), cert }, (req, res) => {
+    auth.push(req.headers.authorization ?? "");
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ gitVersion: "v1.29.0" }));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  t.after(() => new Promise<void>((r) => server.close(() => r())));
+  const server_ = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const trusted = new MemberClient({ server: server_, token: "t0ken", caData: Buffer.from(cert).toString("base64") });
+  t.after(() => trusted.close());
+  assert.equal((await trusted.version()).gitVersion, "v1.29.0");
+  assert.deepEqual(auth, ["Bearer t0ken"]);
+
+  const untrusted = new MemberClient({ server: server_, token: "t0ken" });
+  t.after(() => untrusted.close());
+  await assert.rejects(untrusted.version({ timeoutMs: 2000 }), (e: KubeApiError) => e.unreachable && /self.signed|certificate/i.test(e.message));
+
+  const skip = new MemberClient({ server: server_, insecureSkipTLSVerify: true });
+  t.after(() => skip.close());
+  assert.equal((await skip.version()).gitVersion, "v1.29.0");
+  assert.equal(auth.at(-1), "", "no token configured, none sent");
+});

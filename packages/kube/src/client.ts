@@ -156,6 +156,14 @@ function decodeCA(ca: string): string {
   return t.startsWith("-----BEGIN") ? t : Buffer.from(t, "base64").toString("utf8");
 }
 
+interface SendOptions {
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  timeoutMs: number;
+}
+
 function combineSignals(timeoutMs: number, signal?: AbortSignal): AbortSignal {
   const t = AbortSignal.timeout(timeoutMs);
   return signal ? AbortSignal.any([t, signal]) : t;
@@ -199,6 +207,8 @@ export class MemberClient {
   private readonly agent: http.Agent;
   private readonly timeoutMs: number;
   private readonly fieldManager: string;
+  /** Requests go straight through node's http(s) with the pooled agent; only through a proxy do they take client-node's path. */
+  private readonly direct: { request: typeof http.request; authorization?: string } | undefined;
   private closed = false;
 
   constructor(o: MemberClientOptions) {
@@ -233,6 +243,7 @@ export class MemberClient {
     if (!o.proxyURL) {
       // client-node makes a new agent (a new connection) per request; keep one pooled agent instead.
       Object.defineProperty(kc, "createAgent", { value: () => this.agent });
+      this.direct = { request: isHttp ? http.request : https.request, ...(o.token ? { authorization: `Bearer ${o.token}` } : {}) };
     }
     this.kc = kc;
     this.api = RawObjectApi.forConfig(kc);
@@ -249,20 +260,59 @@ export class MemberClient {
   }
 
   /** Sends once more when a kept-alive connection was reset under the request (the server closed it as it was reused). */
-  private async send(method: HttpMethod, path: string, o: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string; signal?: AbortSignal }): Promise<{ status: number; text: string }> {
+  private async send(method: HttpMethod, path: string, o: SendOptions): Promise<{ status: number; text: string }> {
+    const once = () => (this.direct ? this.sendDirect(method, path, o) : this.api.send(method, path, { ...o, signal: combineSignals(o.timeoutMs, o.signal) }));
     try {
-      return await this.api.send(method, path, o);
+      return await once();
     } catch (e) {
       if (!isConnectionReset(e) || o.signal?.aborted) throw e;
-      return this.api.send(method, path, o);
+      return once();
     }
+  }
+
+  /** One request on the pooled agent, bounded by `timeoutMs` and `signal`; rejects with an AbortError or TimeoutError when cut. */
+  private sendDirect(method: HttpMethod, path: string, o: SendOptions): Promise<{ status: number; text: string }> {
+    const d = this.direct!;
+    let url = this.server + path;
+    const query = Object.entries(o.query ?? {}).filter((e): e is [string, string] => e[1] !== undefined);
+    if (query.length) url += "?" + new URLSearchParams(query).toString();
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (d.authorization) headers.Authorization = d.authorization;
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+      headers["Content-Type"] = o.contentType ?? "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(body));
+    }
+    return new Promise((resolve, reject) => {
+      const cut = (name: string, message: string) => req.destroy(Object.assign(new Error(message), { name }));
+      const timer = setTimeout(() => cut("TimeoutError", `timed out after ${o.timeoutMs} ms`), o.timeoutMs);
+      const onAbort = () => cut("AbortError", "the request was aborted");
+      const settle = () => {
+        clearTimeout(timer);
+        o.signal?.removeEventListener("abort", onAbort);
+      };
+      const req = d.request(url, { method, agent: this.agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          settle();
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
+        });
+        res.on("error", (e) => (settle(), reject(e)));
+      });
+      req.on("error", (e) => (settle(), reject(e)));
+      if (o.signal?.aborted) onAbort();
+      else o.signal?.addEventListener("abort", onAbort, { once: true });
+      req.end(body);
+    });
   }
 
   private async request<T>(method: HttpMethod, path: string, o: RequestOptions & { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {}): Promise<T> {
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
     let res: { status: number; text: string };
     try {
-      res = await this.send(method, path, { ...o, signal: combineSignals(timeoutMs, o.signal) });
+      res = await this.send(method, path, { ...o, timeoutMs });
     } catch (e) {
       throw transportError(e, this.server, timeoutMs);
     }
@@ -400,8 +450,9 @@ export class MemberClient {
   async health(o: RequestOptions = {}): Promise<HealthResult> {
     const t0 = performance.now();
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    // one deadline for both paths
     const signal = combineSignals(timeoutMs, o.signal);
-    const probe = async (path: string): Promise<number> => (await this.send(HttpMethod.GET, path, { signal })).status;
+    const probe = async (path: string): Promise<number> => (await this.send(HttpMethod.GET, path, { signal, timeoutMs })).status;
     let path = "/readyz";
     try {
       let code = await probe(path);
