@@ -194,3 +194,52 @@ test("a handler running past ack_wait is kept in progress, not redelivered", asy
     await e.close();
   }
 });
+
+test("a message of many wake-ups hands each to the handler, and is acked once all are handled, redelivered when one fails", async () => {
+  const e = await env();
+  const subject = subjectFor("apps/Deployment", e.prefix);
+  const w = (i: number): WakeUp => ({ id: String(i), apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: `o${i}`, uid: randomUUID(), resourceVersion: String(i), type: "MODIFIED" });
+  const handled: string[] = [];
+  let failOnce = true;
+  const c = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: "batch",
+    subject,
+    nakDelay: { baseMs: 50, maxMs: 50 },
+    handler: async (x) => {
+      handled.push(x.name!);
+      if (x.name === "o2" && failOnce) {
+        failOnce = false;
+        throw new Error("member unreachable");
+      }
+    },
+  });
+  try {
+    await c.ready;
+    await e.js.publish(subject, enc.encode(JSON.stringify({ wakeUps: [w(1), w(2), w(3)] })), { msgID: "batch-1" });
+    await eventually(() => c.stats.acked === 1, { timeoutMs: 5000 });
+    // the first delivery failed on o2: the whole message came again, and all three were handled twice
+    assert.deepEqual([...handled].sort(), ["o1", "o1", "o2", "o2", "o3", "o3"]);
+    assert.deepEqual([c.stats.received, c.stats.wakeUps, c.stats.naked], [2, 6, 1]);
+    assert.equal((await pending(e, "batch")).ackPending, 0);
+  } finally {
+    await c.stop();
+    await e.close();
+  }
+});
+
+test("a message that is neither a wake-up nor a list of them is dropped, not redelivered", async () => {
+  const e = await env();
+  const subject = subjectFor("apps/Deployment", e.prefix);
+  const c = consume({ js: e.js, stream: e.stream, durable: "bad", subject, handler: async () => {} });
+  try {
+    await c.ready;
+    await e.js.publish(subject, enc.encode(JSON.stringify({ wakeUps: [1, 2] })), { msgID: "bad-1" });
+    await eventually(() => c.stats.dropped === 1, { timeoutMs: 5000 });
+    await eventually(async () => (await pending(e, "bad")).ackPending === 0, { timeoutMs: 5000 });
+  } finally {
+    await c.stop();
+    await e.close();
+  }
+});

@@ -3,8 +3,20 @@ import { nanos } from "@nats-io/transport-node";
 import type { WakeUp } from "@flotilla/api";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
 
-/** Handles one wake-up; the message is acked when the promise resolves, nak'ed (with delay) when it rejects. */
+/**
+ * Handles one wake-up. A message carries one or many (see the relay); it is acked when the
+ * handlers of all of them resolve, nak'ed (with delay) when one rejects.
+ */
 export type WakeUpHandler = (w: WakeUp, msg: JsMsg) => Promise<void>;
+
+/** The wake-ups of a message: `{"wakeUps": [...]}`, or one wake-up as older relays sent it. */
+export function wakeUpsOf(payload: unknown): WakeUp[] {
+  if (!payload || typeof payload !== "object") throw new Error("not an object");
+  const list = (payload as { wakeUps?: unknown }).wakeUps;
+  if (list === undefined) return [payload as WakeUp];
+  if (!Array.isArray(list) || list.some((w) => !w || typeof w !== "object")) throw new Error("wakeUps is not a list of objects");
+  return list as WakeUp[];
+}
 
 export interface ConsumeOptions {
   js: JetStreamClient;
@@ -41,7 +53,10 @@ export const CONSUMER_DEFAULTS = {
 } as const;
 
 export interface ConsumerStats {
+  /** Messages received. */
   received: number;
+  /** Wake-ups in them. */
+  wakeUps: number;
   acked: number;
   naked: number;
   /** Malformed messages terminated (never redelivered). */
@@ -106,7 +121,7 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
   const ackWaitMs = o.ackWaitMs ?? CONSUMER_DEFAULTS.ackWaitMs;
   const nakDelay = o.nakDelay ?? CONSUMER_DEFAULTS.nakDelay;
   const handlerTimeoutMs = o.handlerTimeoutMs ?? CONSUMER_DEFAULTS.handlerTimeoutMs;
-  const stats: ConsumerStats = { received: 0, acked: 0, naked: 0, dropped: 0, inFlight: 0 };
+  const stats: ConsumerStats = { received: 0, wakeUps: 0, acked: 0, naked: 0, dropped: 0, inFlight: 0 };
   const slots = new Slots(concurrency);
   const stopper = new AbortController();
   const iterators = new Set<ConsumerMessages>();
@@ -152,19 +167,19 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
 
   async function handle(m: JsMsg, entry: Entry): Promise<void> {
     stats.received++;
-    let w: WakeUp;
+    let list: WakeUp[];
     try {
-      w = m.json<WakeUp>();
-      if (!w || typeof w !== "object") throw new Error("not an object");
+      list = wakeUpsOf(m.json<unknown>());
     } catch (e) {
       entry.settled = true;
       stats.dropped++;
       log.warn({ err: e, subject: m.subject, seq: m.seq }, "malformed wake-up dropped");
-      m.term("malformed");
+      m.term(); // no reason: "+TERM <reason>" is not understood before server 2.10.4, and the message would come back
       return;
     }
+    stats.wakeUps += list.length;
     try {
-      await Promise.race([o.handler(w, m), entry.timedOut]);
+      await Promise.race([list.length === 1 ? o.handler(list[0]!, m) : Promise.all(list.map((w) => o.handler(w, m))), entry.timedOut]);
       if (!entry.settled) {
         entry.settled = true;
         m.ack();
@@ -176,7 +191,7 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
         const delay = nakDelayFor(m);
         m.nak(delay);
         stats.naked++;
-        const fields = { err: e, subject: m.subject, id: w.id, deliveryCount: m.info.deliveryCount, retryInMs: delay };
+        const fields = { err: e, subject: m.subject, wakeUps: list.length, first: list[0]?.id, deliveryCount: m.info.deliveryCount, retryInMs: delay };
         if (m.info.deliveryCount >= 3) log.warn(fields, "wake-up handler failed; redelivering");
         else log.debug(fields, "wake-up handler failed; redelivering");
       }

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
+import { wakeUpsOf } from "./consumer.js";
 import { connectNats } from "./stream.js";
 import { ensureStream } from "./stream.js";
 import type { Sql } from "./outbox.js";
@@ -71,8 +72,20 @@ export async function unpublished(sql: Sql): Promise<number> {
   return n;
 }
 
+/** The wake-ups the stream holds (a message carries one or many). */
 export async function streamCount(jsm: JetStreamManager, stream: string): Promise<number> {
-  return (await jsm.streams.info(stream)).state.messages;
+  const js = jsm.jetstream();
+  const messages = (await jsm.streams.info(stream)).state.messages;
+  if (messages === 0) return 0;
+  const c = await js.consumers.get(stream);
+  let n = 0;
+  let seen = 0;
+  const it = await c.fetch({ max_messages: messages, expires: 5000 });
+  for await (const m of it) {
+    n += wakeUpsOf(m.json<unknown>()).length;
+    if (++seen === messages) break;
+  }
+  return n;
 }
 
 /** A TCP forwarder in front of NATS that can be taken down (every connection cut) and brought back. */

@@ -27,6 +27,18 @@ export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRo
     FROM outbox WHERE published_at IS NULL ORDER BY outbox.id LIMIT ${limit}`;
 }
 
+/** This database's outbox epoch (see PublishOptions.epoch); "" where the store's tables do not have one. */
+export async function readEpoch(sql: Sql): Promise<string> {
+  try {
+    const [r] = await sql<{ epoch: string }[]>`SELECT epoch FROM outbox_watermark`;
+    return r?.epoch ?? "";
+  } catch (e) {
+    // undefined_table, undefined_column: an outbox without the store's migrations (tests of this package alone)
+    if (["42P01", "42703"].includes((e as { code?: string }).code ?? "")) return "";
+    throw e;
+  }
+}
+
 export async function markPublished(sql: Sql, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
   const res = await sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${ids as string[]}::bigint[]) AND published_at IS NULL`;
@@ -57,13 +69,21 @@ export interface PublishOptions {
   window?: number;
   /** PubAck timeout per message (default 5 s). */
   timeoutMs?: number;
-  /** Send the first row alone before windowing (after a failure: don't queue a window into a dead connection). */
+  /** Send the first message alone before windowing (after a failure: don't queue a window into a dead connection). */
   probe?: boolean;
+  /** Wake-ups carried by one message at most (default 256). */
+  maxPerMessage?: number;
+  /**
+   * Prefix of every message id, unique to the database (outbox_watermark.epoch): a new
+   * database's outbox ids start again at 1, and the stream must not take them for duplicates.
+   */
+  epoch?: string;
 }
 
 export interface PublishResult {
-  /** Ids the stream acknowledged (stored now or earlier: duplicates included), in id order. */
+  /** Ids of the rows the stream acknowledged (stored now or earlier: duplicates included). */
   published: string[];
+  /** Rows in messages the stream already had. */
   duplicates: number;
   /** The first failure; rows after it were not attempted. */
   error?: unknown;
@@ -71,38 +91,73 @@ export interface PublishResult {
 
 const enc = new TextEncoder();
 
+/** One message: rows of one subject, in id order. */
+export interface RowGroup {
+  subject: string;
+  rows: OutboxRow[];
+}
+
 /**
- * Publishes rows in id order with msgID = row id, in windows of in-flight publishes on one
- * connection (so the stream keeps the order). Stops at the first window with a failure.
+ * The messages for a batch of rows: per subject, its rows in id order, at most `max` to a
+ * message; messages ordered by their first row. A row whose kind makes no subject is an error.
+ */
+export function groupRows(rows: readonly OutboxRow[], prefix: string, max: number): RowGroup[] {
+  const out: RowGroup[] = [];
+  const open = new Map<string, RowGroup>();
+  for (const r of rows) {
+    const subject = subjectFor(r.gk, prefix);
+    let g = open.get(subject);
+    if (!g || g.rows.length >= max) {
+      g = { subject, rows: [] };
+      open.set(subject, g);
+      out.push(g);
+    }
+    g.rows.push(r);
+  }
+  return out;
+}
+
+/** What a message carries: `{"wakeUps": [...]}` (events.v1.WakeUps). */
+export function wakeUpsPayload(rows: readonly OutboxRow[]): Uint8Array {
+  return enc.encode(JSON.stringify({ wakeUps: rows.map(toWakeUp) }));
+}
+
+/**
+ * Publishes rows as messages of up to `maxPerMessage` wake-ups of one subject each (see
+ * groupRows), with a message id made of the epoch and the rows it carries, in windows of
+ * in-flight publishes on one connection (so the stream keeps each subject's order). Stops at the
+ * first window with a failure. A message republished after a crash carries the same id, and is
+ * dropped by the stream, when it holds the same rows; when the batch was cut differently, its
+ * wake-ups arrive again (a repeated wake-up costs one reconcile that changes nothing).
  */
 export async function publishRows(js: JetStreamClient, rows: readonly OutboxRow[], o: PublishOptions): Promise<PublishResult> {
   const window = Math.max(1, o.window ?? 1000);
   const timeout = o.timeoutMs ?? 5000;
   const out: PublishResult = { published: [], duplicates: 0 };
+  let groups: RowGroup[];
+  try {
+    groups = groupRows(rows, o.prefix, Math.max(1, o.maxPerMessage ?? 256));
+  } catch (e) {
+    return { ...out, error: e };
+  }
   let i = 0;
-  while (i < rows.length) {
+  while (i < groups.length) {
     const size = o.probe && i === 0 ? 1 : window;
-    const chunk = rows.slice(i, i + size);
+    const chunk = groups.slice(i, i + size);
     i += chunk.length;
     const settled = await Promise.allSettled(
-      chunk.map((r) => {
-        let subject: string;
-        try {
-          subject = subjectFor(r.gk, o.prefix);
-        } catch (e) {
-          return Promise.reject(e);
-        }
-        return js.publish(subject, enc.encode(JSON.stringify(toWakeUp(r))), {
-          msgID: r.id,
+      chunk.map((g) =>
+        js.publish(g.subject, wakeUpsPayload(g.rows), {
+          msgID: `${o.epoch ?? ""}:${g.rows[0]!.id}-${g.rows[g.rows.length - 1]!.id}:${g.rows.length}`,
           timeout,
           expect: { streamName: o.stream },
-        });
-      }),
+        }),
+      ),
     );
     settled.forEach((s, k) => {
       if (s.status === "fulfilled") {
-        out.published.push(chunk[k].id);
-        if (s.value.duplicate) out.duplicates++;
+        for (const r of chunk[k]!.rows) out.published.push(r.id);
+        if (s.value.duplicate) out.duplicates += chunk[k]!.rows.length;
       } else if (out.error === undefined) {
         out.error = s.reason;
       }

@@ -7,7 +7,7 @@ import { eventually, sleep } from "@flotilla/testkit";
 import { env, insertRows, unpublished, streamCount, FlakyProxy, type Env } from "./int.test-support.js";
 import { startRelay, type RelayOptions } from "./relay.js";
 import { consume } from "./consumer.js";
-import { fetchUnpublished, publishRows } from "./outbox.js";
+import { fetchUnpublished, publishRows, readEpoch } from "./outbox.js";
 import { connectNats } from "./stream.js";
 import { subjectFor } from "./subjects.js";
 
@@ -77,15 +77,16 @@ test("a relay that died after publishing and before marking is replaced without 
   const col = collector(e);
   try {
     await insertRows(e.sql, 300);
-    // The crashed relay: fetched and published 200 rows, never marked them.
+    // The crashed relay: fetched and published every row (as two messages), never marked them.
     const rows = await fetchUnpublished(e.sql, 1000);
-    const res = await publishRows(e.js, rows.slice(0, 200), { prefix: e.prefix, stream: e.stream });
-    assert.equal(res.published.length, 200);
+    const res = await publishRows(e.js, rows, { prefix: e.prefix, stream: e.stream, epoch: await readEpoch(e.sql) });
+    assert.equal(res.published.length, 300);
     assert.equal(await unpublished(e.sql), 300);
     const relay = startRelay({ sql: e.sql, nc: e.nc, stream: e.stream, prefix: e.prefix, ...fast });
     try {
       await eventually(async () => (await unpublished(e.sql)) === 0, { timeoutMs: 10_000 });
-      assert.equal(relay.stats.duplicates, 200);
+      // the same rows make the same messages: the stream drops them as duplicates
+      assert.equal(relay.stats.duplicates, 300);
       assert.equal(await streamCount(e.jsm, e.stream), 300);
       await eventually(() => col.got.length >= 300, { timeoutMs: 10_000 });
       await sleep(300);
@@ -94,6 +95,48 @@ test("a relay that died after publishing and before marking is replaced without 
     } finally {
       await relay.stop();
     }
+  } finally {
+    await col.c.stop();
+    await e.close();
+  }
+});
+
+test("a relay that died half-way through publishing is replaced; only what it published may arrive twice", async () => {
+  const e = await env();
+  const col = collector(e);
+  try {
+    await insertRows(e.sql, 300);
+    // The crashed relay published the first 200 rows as one message and died.
+    const rows = await fetchUnpublished(e.sql, 1000);
+    await publishRows(e.js, rows.slice(0, 200), { prefix: e.prefix, stream: e.stream, epoch: await readEpoch(e.sql) });
+    const relay = startRelay({ sql: e.sql, nc: e.nc, stream: e.stream, prefix: e.prefix, ...fast });
+    try {
+      await eventually(async () => (await unpublished(e.sql)) === 0 && col.unique() === 300, { timeoutMs: 10_000 });
+      await sleep(300);
+      const first = new Set(rows.slice(0, 200).map((r) => r.id));
+      const twice = [...new Set(col.got.map((g) => g.w.id!).filter((id, i, all) => all.indexOf(id) !== i))];
+      assert.ok(twice.every((id) => first.has(id)), "only rows the crashed relay published came again");
+      assert.ok(col.got.length <= 500);
+    } finally {
+      await relay.stop();
+    }
+  } finally {
+    await col.c.stop();
+    await e.close();
+  }
+});
+
+test("a new database's outbox ids are not taken for the old one's by a stream that outlived it", async () => {
+  const e = await env();
+  const col = collector(e);
+  try {
+    await insertRows(e.sql, 50);
+    const rows = await fetchUnpublished(e.sql, 1000);
+    await publishRows(e.js, rows, { prefix: e.prefix, stream: e.stream, epoch: "old-database" });
+    // same ids, another epoch: delivered, not dropped
+    const res = await publishRows(e.js, rows, { prefix: e.prefix, stream: e.stream, epoch: "new-database" });
+    assert.equal(res.duplicates, 0);
+    await eventually(() => col.got.length >= 100, { timeoutMs: 10_000 });
   } finally {
     await col.c.stop();
     await e.close();

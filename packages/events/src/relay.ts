@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
-import { fetchUnpublished, markPublished, publishRows, pruneOutbox, type Sql } from "./outbox.js";
+import { fetchUnpublished, markPublished, publishRows, pruneOutbox, readEpoch, type Sql } from "./outbox.js";
 import { ensureStream, type StreamOptions } from "./stream.js";
 import { DEFAULT_PREFIX, DEFAULT_STREAM, OUTBOX_CHANNEL } from "./subjects.js";
 
@@ -23,8 +23,10 @@ export interface RelayOptions {
   pollMs?: number;
   /** Rows read per batch (default 1000). */
   batchSize?: number;
-  /** Publishes in flight at once (default 1000). */
+  /** Messages in flight at once (default 1000). */
   publishWindow?: number;
+  /** Wake-ups carried by one message at most (default 256). */
+  maxPerMessage?: number;
   publishTimeoutMs?: number;
   /** How often a standby tries to take over (default 1 s). */
   standbyRetryMs?: number;
@@ -51,6 +53,7 @@ export const RELAY_DEFAULTS = {
   pollMs: 250,
   batchSize: 1000,
   publishWindow: 1000,
+  maxPerMessage: 256,
   publishTimeoutMs: 5000,
   standbyRetryMs: 1000,
   lockCheckMs: 1000,
@@ -205,6 +208,7 @@ export function startRelay(opts: RelayOptions): Relay {
 
   /** One fetch → publish → mark round. Returns the number of rows handled. */
   let probe = false;
+  let epoch: string | undefined;
   async function cycle(): Promise<number> {
     const client = await natsClient();
     if (!streamReady) {
@@ -212,9 +216,10 @@ export function startRelay(opts: RelayOptions): Relay {
       await ensureStream(jsm, { stream, prefix, ...opts.streamOptions });
       streamReady = true;
     }
+    epoch ??= await withTimeout(readEpoch(sql), cfg.dbTimeoutMs, "outbox epoch");
     const rows = await withTimeout(fetchUnpublished(sql, cfg.batchSize), cfg.dbTimeoutMs, "outbox read");
     if (rows.length === 0) return 0;
-    const res = await publishRows(client, rows, { prefix, stream, window: cfg.publishWindow, timeoutMs: cfg.publishTimeoutMs, probe });
+    const res = await publishRows(client, rows, { prefix, stream, window: cfg.publishWindow, maxPerMessage: cfg.maxPerMessage, timeoutMs: cfg.publishTimeoutMs, probe, epoch });
     // Mark what the stream has; if the mark fails the rows are republished and dropped as duplicates.
     await withTimeout(markPublished(sql, res.published), cfg.dbTimeoutMs, "outbox mark");
     stats.published += res.published.length;
