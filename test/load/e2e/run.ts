@@ -14,7 +14,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { milliValue, value, type KubeObject } from "@flotilla/api";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
-import { backendCpu, backendCpuDelta, consumerDeliveries, dbTransactions, streamMessages, type ConsumerCount } from "../lib/counters.js";
+import { backendCpu, backendCpuDelta, consumerDeliveries, dbTransactions, outboxWrites, streamMessages, type ConsumerCount } from "../lib/counters.js";
 import { ProcessLogs, type LogMessage } from "../lib/logs.js";
 import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
 import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
@@ -164,7 +164,9 @@ interface CpuSnapshot {
 
 interface Counters extends CpuSnapshot {
   xacts: number;
-  /** Messages published to the stream so far (one per outbox row: one per object write). */
+  /** Object writes so far (outbox rows). */
+  writes: number;
+  /** Messages published to the stream so far (each carries the wake-ups of several writes). */
   published: number;
   consumers: Map<string, ConsumerCount>;
 }
@@ -176,6 +178,9 @@ interface Window {
   cpuSeconds: number;
   cpuMs: Map<string, number>;
   xacts: number;
+  /** Object writes (outbox rows). */
+  writes: number;
+  /** JetStream messages that carried their wake-ups. */
   published: number;
   delivered: Map<string, number>;
   redelivered: Map<string, number>;
@@ -192,8 +197,8 @@ async function cpuSnapshot(db: TestDatabase, procs: ReadonlyMap<string, number |
 }
 
 async function counters(db: TestDatabase, stream: string, procs: ReadonlyMap<string, number | undefined>): Promise<Counters> {
-  const [xacts, published, consumers] = await Promise.all([dbTransactions(db.sql, db.name), streamMessages(stream), consumerDeliveries(stream)]);
-  return { ...(await cpuSnapshot(db, procs)), xacts, published, consumers };
+  const [xacts, writes, published, consumers] = await Promise.all([dbTransactions(db.sql, db.name), outboxWrites(db.sql), streamMessages(stream), consumerDeliveries(stream)]);
+  return { ...(await cpuSnapshot(db, procs)), xacts, writes, published, consumers };
 }
 
 /** The counts from a to b, the CPU times from a to cpuEnd (default b). */
@@ -206,6 +211,7 @@ function windowOf(a: Counters, b: Counters, cpuEnd: CpuSnapshot = b): Window {
     cpuSeconds: (cpuEnd.t - a.t) / 1000,
     cpuMs,
     xacts: b.xacts - a.xacts,
+    writes: b.writes - a.writes,
     published: b.published - a.published,
     delivered: delta("delivered"),
     redelivered: delta("redelivered"),
@@ -720,12 +726,12 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, bench, id
     `\nPer Deployment, from the first POST until settled (${fmt(b.settledAfterMs)} ms: all stages, the services idle, then ${S.statsWaitS} s for Postgres's counters; ` +
       `"net" subtracts the idle rate measured over the ${fmt(idle?.seconds, 1)} s pgbench window): ` +
       `${fmt(b.window.xacts / n, 1)} transactions in the database${net(b.window.xacts, idle?.xacts)} (pg_stat_database xact_commit + xact_rollback), ` +
-      `${fmt(b.window.published / n, 1)} object writes published as wake-ups${net(b.window.published, idle?.published)}. ` +
+      `${fmt(b.window.writes / n, 1)} object writes (outbox rows)${net(b.window.writes, idle?.writes)}, their wake-ups carried by ${fmt(b.window.published / n, 2)} JetStream messages${net(b.window.published, idle?.published)}. ` +
       `CPU per process from the first POST until every stage was reached (or, when the wait gave up, the last time a stage count moved), ${fmt(b.window.cpuSeconds, 1)} s:\n`,
   );
   out.push(markdownTable(["process", "CPU ms", "ms per Deployment", "idle ms/s", "net ms per Deployment", "peak RSS MiB"], perBinding(b.window, idle, n, rssPeak)));
-  out.push(`\nWake-ups (JetStream deliveries per consumer, from the first POST until settled):\n`);
-  out.push(markdownTable(["consumer", "delivered", "per Deployment", "redelivered", "idle /s", "net per Deployment"], wakeupRows(b.window, idle, n, prefix)));
+  out.push(`\nWake-up messages (JetStream deliveries per consumer, from the first POST until settled; a message carries up to 256 wake-ups):\n`);
+  out.push(markdownTable(["consumer", "messages delivered", "per Deployment", "redelivered", "idle /s", "net per Deployment"], wakeupRows(b.window, idle, n, prefix)));
   if (fo) {
     out.push(
       `\nFailover: ${fo.cluster} (in ${fo.bindings} bindings) made unreachable; fault → NoSchedule ${fmt(fo.faultToNoScheduleMs)} ms, → NoExecute ${fmt(fo.faultToNoExecuteMs)} ms. Times from the NoExecute taint (latency per binding likewise):\n`,
@@ -739,7 +745,7 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, bench, id
 }
 
 function jsonWindow(w: Window) {
-  return { seconds: w.seconds, cpuSeconds: w.cpuSeconds, xacts: w.xacts, published: w.published, cpuMs: Object.fromEntries(w.cpuMs), delivered: Object.fromEntries(w.delivered), redelivered: Object.fromEntries(w.redelivered) };
+  return { seconds: w.seconds, cpuSeconds: w.cpuSeconds, xacts: w.xacts, writes: w.writes, published: w.published, cpuMs: Object.fromEntries(w.cpuMs), delivered: Object.fromEntries(w.delivered), redelivered: Object.fromEntries(w.redelivered) };
 }
 
 process.exitCode = await main();

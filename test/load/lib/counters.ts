@@ -29,6 +29,12 @@ export function backendCpuDelta(before: ReadonlyMap<number, number>, after: Read
   return total;
 }
 
+/** Object writes so far: the outbox's id sequence (every write adds one row; pruning does not lower it). */
+export async function outboxWrites(sql: Sql): Promise<number> {
+  const [{ n }] = await sql<{ n: string }[]>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS n FROM outbox_id_seq`;
+  return Number(n);
+}
+
 export interface ConsumerCount {
   /** Messages delivered (consumer sequence), redeliveries included. */
   delivered: number;
