@@ -21,8 +21,7 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN b ? 'spec' THEN b -> 'spec' ELSE b
 -- op: {op: create|update|delete, part: spec|status|all (update), gk, ns, name, rv (expected or null),
 --      uid (precondition or null), body, index (array), now}.
 -- code: ok | unchanged | exists | notfound | conflict | uid (the uid precondition failed).
-CREATE FUNCTION flotilla_apply(v_rv bigint, op jsonb)
-RETURNS TABLE (code text, rv text, body jsonb)
+CREATE FUNCTION flotilla_apply(v_rv bigint, op jsonb, OUT code text, OUT rv text, OUT body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
   p_op text := op ->> 'op';
@@ -41,25 +40,24 @@ DECLARE
 BEGIN
   SELECT o.rv, o.body, o.uid, o.index_keys INTO c FROM objects o WHERE o.gk = p_gk AND o.namespace = p_ns AND o.name = p_name;
   IF p_op = 'create' THEN
-    IF FOUND THEN RETURN QUERY SELECT 'exists'::text, c.rv::text, NULL::jsonb; RETURN; END IF;
+    IF FOUND THEN code := 'exists'; rv := c.rv::text; body := NULL; RETURN; END IF;
     nb := jsonb_set(op -> 'body', '{metadata,resourceVersion}', to_jsonb(v_rv::text));
     INSERT INTO objects (gk, namespace, name, uid, rv, generation, labels, index_keys, deleting, body)
     VALUES (p_gk, p_ns, p_name, (nb -> 'metadata' ->> 'uid')::uuid, v_rv, coalesce((nb -> 'metadata' ->> 'generation')::int, 1),
             coalesce(nb -> 'metadata' -> 'labels', '{}'::jsonb), p_index, false, nb);
     INSERT INTO outbox (rv, gk, namespace, name, uid, type, object, index_keys) VALUES (v_rv, p_gk, p_ns, p_name, (nb -> 'metadata' ->> 'uid')::uuid, 'ADDED', nb, p_index);
-    RETURN QUERY SELECT 'ok'::text, v_rv::text, nb;
-    RETURN;
+    code := 'ok'; rv := v_rv::text; body := nb; RETURN;
   END IF;
 
-  IF NOT FOUND THEN RETURN QUERY SELECT 'notfound'::text, NULL::text, NULL::jsonb; RETURN; END IF;
+  IF NOT FOUND THEN code := 'notfound'; rv := NULL; body := NULL; RETURN; END IF;
   IF c.rv > v_rv THEN RAISE EXCEPTION 'resourceVersion order' USING ERRCODE = 'FL001'; END IF;
-  IF p_expected IS NOT NULL AND c.rv <> p_expected THEN RETURN QUERY SELECT 'conflict'::text, c.rv::text, NULL::jsonb; RETURN; END IF;
-  IF p_uid IS NOT NULL AND p_uid <> c.uid::text THEN RETURN QUERY SELECT 'uid'::text, c.rv::text, c.body; RETURN; END IF;
+  IF p_expected IS NOT NULL AND c.rv <> p_expected THEN code := 'conflict'; rv := c.rv::text; body := NULL; RETURN; END IF;
+  IF p_uid IS NOT NULL AND p_uid <> c.uid::text THEN code := 'uid'; rv := c.rv::text; body := c.body; RETURN; END IF;
   cm := c.body -> 'metadata';
 
   IF p_op = 'delete' THEN
     IF jsonb_array_length(coalesce(cm -> 'finalizers', '[]'::jsonb)) > 0 THEN
-      IF cm ? 'deletionTimestamp' THEN RETURN QUERY SELECT 'unchanged'::text, c.rv::text, c.body; RETURN; END IF;
+      IF cm ? 'deletionTimestamp' THEN code := 'unchanged'; rv := c.rv::text; body := c.body; RETURN; END IF;
       nb := jsonb_set(jsonb_set(c.body, '{metadata,deletionTimestamp}', to_jsonb(p_now)), '{metadata,deletionGracePeriodSeconds}', '0'::jsonb);
     ELSE
       nb := c.body;
@@ -84,8 +82,7 @@ BEGIN
       END IF;
     END IF;
     IF (nb #- '{metadata,resourceVersion}' #- '{metadata,managedFields}') = (c.body #- '{metadata,resourceVersion}' #- '{metadata,managedFields}') THEN
-      RETURN QUERY SELECT 'unchanged'::text, c.rv::text, c.body;
-      RETURN;
+      code := 'unchanged'; rv := c.rv::text; body := c.body; RETURN;
     END IF;
     remove := cm ? 'deletionTimestamp' AND jsonb_array_length(coalesce(nb -> 'metadata' -> 'finalizers', '[]'::jsonb)) = 0;
   ELSE
@@ -106,7 +103,9 @@ BEGIN
     WHERE gk = p_gk AND namespace = p_ns AND name = p_name;
     INSERT INTO outbox (rv, gk, namespace, name, uid, type, object, index_keys) VALUES (v_rv, p_gk, p_ns, p_name, c.uid, 'MODIFIED', nb, p_index);
   END IF;
-  RETURN QUERY SELECT 'ok'::text, v_rv::text, nb;
+  code := 'ok';
+  rv := v_rv::text;
+  body := nb;
 END $$;
 
 CREATE OR REPLACE FUNCTION flotilla_write_batch(p_ops jsonb)
@@ -123,7 +122,7 @@ BEGIN
   END LOOP;
   v_rv := pg_current_xact_id()::text::bigint;
   FOR op IN SELECT value FROM jsonb_array_elements(p_ops) LOOP
-    SELECT * INTO r FROM flotilla_apply(v_rv, op);
+    r := flotilla_apply(v_rv, op);
     i := k;
     code := r.code;
     rv := r.rv;
