@@ -140,7 +140,7 @@ function generateSuffix(): string {
 
 const MAX_RV_RETRIES = 5;
 
-/** One write for flotilla_write_batch (see migrations/005): the database decides the result. */
+/** One write for flotilla_write_batch (see migrations/004): the database decides the result. */
 interface WriteOp {
   op: "create" | "update" | "delete";
   /** What an update replaces: the object but its status, the status alone, or both. */
@@ -278,10 +278,11 @@ async function countAfter(q: Queryable, f: ListFilter, after: Key): Promise<numb
 }
 
 /**
- * The object store on Postgres. Every write is one statement (flotilla_write) that takes a
- * per-object advisory lock, uses the transaction id as the new resourceVersion (so an object's
- * resourceVersions grow in commit order), checks that the stored version is the one the
- * change was computed from, and appends its outbox row. Watches read the outbox in
+ * The object store on Postgres. A write is decided in the database under the object's advisory
+ * lock (flotilla_apply): the transaction id becomes the new resourceVersion (so an object's
+ * resourceVersions grow in commit order), the stored version must be the one the change was
+ * computed from, and an outbox row goes with it. Writes (and reads) that callers make at about
+ * the same time share one statement and one transaction (Batcher). Watches read the outbox in
  * resourceVersion order, releasing a row only once every transaction that could still write a
  * smaller one has finished.
  */
@@ -553,7 +554,7 @@ export class ObjectStore {
     }) as Promise<number>;
   }
 
-  // ---- write plumbing: one statement per write (see migrations/003_write_function.sql) ----
+  // ---- write plumbing: writes of one moment in one statement (see migrations/004_write_batch.sql) ----
 
   private call(op: WriteOp): Promise<WriteResult> {
     return this.writer.submit(op);
