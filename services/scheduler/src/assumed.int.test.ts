@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { AnyResourceBinding, Placement } from "@flotilla/api";
 import { eventually } from "@flotilla/testkit";
 import { binding, cluster } from "./fixtures.test-support.js";
+import type { SchedulerApp } from "./app.js";
 import { startHarness, type Harness } from "./harness.test-support.js";
 import { RB_GK, refOfKey } from "./logic/keys.js";
 
@@ -92,5 +93,31 @@ describe("the assumed ledger: a burst is spread by what it assigned, not piled o
     // (the extra binding may have found room meanwhile: its retries see the load settle)
     for (const b of await bindings(h, "")) await h.store.delete({ gk: RB_GK, namespace: "default", name: b.metadata.name! });
     await eventually(() => Object.keys(loads(h)).length === 0, { timeoutMs: 5000, message: "no load left" });
+  });
+});
+
+describe("the assumed ledger with three scheduler replicas sharing the bindings", () => {
+  let h: Harness;
+  const others: SchedulerApp[] = [];
+  before(async () => {
+    // one wake-up per message, so the replicas share the burst binding by binding
+    h = await startHarness({ settings: { assumedLedger: true, assumedSettleMs: 300, concurrency: 16 }, relay: { maxPerMessage: 1 } });
+    for (const n of CLUSTERS) await h.createCluster(cluster(n, { cpu: "2", pods: 110 }));
+    others.push(await h.replica(), await h.replica());
+  });
+  after(() => h.close());
+
+  test("each replica sees the others' decisions: the burst still fits every cluster", async () => {
+    // 50 bindings of 3 over 200 places: the replicas decide concurrently, each on its own ledger
+    const all = await burst(h, "multi", 50);
+    const used = perCluster(all);
+    assert.equal([...used.values()].reduce((a, b) => a + b, 0), 150);
+    for (const [c, n] of used) assert.ok(n <= ROOM, `${c} was asked for ${n} replicas with room for ${ROOM}: ${JSON.stringify([...used])}`);
+    assert.ok(used.size >= 8, `only ${used.size} clusters used`);
+    // the decisions were shared out, and every replica's ledger holds the whole fleet's load
+    const decided = [h.app, ...others].map((a) => a.metrics.writes.spec);
+    assert.ok(decided.filter((n) => n > 0).length >= 2, `decisions per replica: ${decided}`);
+    const pods = (a: SchedulerApp) => [...a.ledger!.load(Date.now()).values()].reduce((n, l) => n + l.pods, 0);
+    await eventually(() => [h.app, ...others].every((a) => pods(a) === 150), { timeoutMs: 5000, message: "every replica's ledger holds all 150 replicas" });
   });
 });

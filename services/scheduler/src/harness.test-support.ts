@@ -2,7 +2,7 @@
 // own and the outbox relay, for the integration tests.
 import { createLogger } from "@flotilla/log";
 import type { AnyResourceBinding, Cluster, KubeObject } from "@flotilla/api";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type NatsConnection } from "@flotilla/events";
+import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type NatsConnection, type RelayOptions } from "@flotilla/events";
 import { ObjectStore, type ObjectRef } from "@flotilla/store";
 import { freshDatabase, eventually, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
 import { buildApp, type AppSettings, type SchedulerApp } from "./app.js";
@@ -37,6 +37,8 @@ export interface Harness {
   app: SchedulerApp;
   /** Stops the scheduler and starts a new one on the same database and stream, as after a crash. */
   restart(): Promise<SchedulerApp>;
+  /** Starts one more replica (a store of its own, the same database, stream and durable consumer); stopped by close(). */
+  replica(): Promise<SchedulerApp>;
   grpcAddress: string;
   createCluster(c: Cluster): Promise<Cluster>;
   /** Re-reads, applies `f`, writes back (retrying on conflict); spec and status together. */
@@ -48,7 +50,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(o: { settings?: Partial<AppSettings>; bindings?: (store: ObjectStore) => BindingStore; estimator?: ReplicaEstimator } = {}): Promise<Harness> {
+export async function startHarness(o: { settings?: Partial<AppSettings>; bindings?: (store: ObjectStore) => BindingStore; estimator?: ReplicaEstimator; relay?: Partial<RelayOptions> } = {}): Promise<Harness> {
   const log = createLogger({ name: "scheduler", level: process.env.LOG_LEVEL ?? "silent" });
   const db = await freshDatabase();
   const nc: NatsConnection = await connectNats({ servers: NATS_URL });
@@ -58,10 +60,11 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
   const prefix = uniqueName("sch");
   await ensureStream(jsm, { stream, prefix, maxAgeMs: 10 * 60_000 });
   const store = new ObjectStore(db.sql);
-  const relay = startRelay({ sql: db.sql, nc: relayNc, stream, prefix, pollMs: 50 });
-  const build = () =>
+  const relay = startRelay({ sql: db.sql, nc: relayNc, stream, prefix, pollMs: 50, ...o.relay });
+  const replicas: SchedulerApp[] = [];
+  const build = (own = store) =>
     buildApp({
-      store,
+      store: own,
       sql: db.sql,
       js: jetstream(nc),
       stream,
@@ -87,6 +90,12 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
       await app.start({ host: "127.0.0.1", port: 0 });
       return app;
     },
+    async replica() {
+      const r = build(new ObjectStore(db.sql));
+      await r.start({ host: "127.0.0.1", port: 0 });
+      replicas.push(r);
+      return r;
+    },
     grpcAddress: grpcAddress!,
     async createCluster(c) {
       const created = await store.create(c);
@@ -111,6 +120,7 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
       );
     },
     async close() {
+      for (const r of replicas) await r.stop();
       await app.stop();
       await relay.stop();
       await jsm.streams.delete(stream).catch(() => {});
