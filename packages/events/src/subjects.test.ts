@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { apiVersionFor, groupKindOf, splitGroupKind, streamSubject, subjectFor } from "./subjects.js";
-import { toWakeUp } from "./outbox.js";
+import { wakeUpsOf } from "./consumer.js";
+import { groupRows, toWakeUp, wakeUpsPayload } from "./outbox.js";
 import { retryDelay } from "./log.js";
 
 test("subjectFor", async (t) => {
@@ -48,8 +49,28 @@ test("apiVersionFor", async (t) => {
 });
 
 test("an outbox row becomes a wake-up without the object body", () => {
-  const w = toWakeUp({ id: "42", rv: "1007", gk: "apps/Deployment", namespace: "web", name: "nginx", uid: "0b7c6c56-7d2e-4f55-9d7e-8f1d3c1b2a10", type: "MODIFIED", api_version: "apps/v1" });
+  const w = toWakeUp({ id: "42", rv: "1007", gk: "apps/Deployment", namespace: "web", name: "nginx", uid: "0b7c6c56-7d2e-4f55-9d7e-8f1d3c1b2a10", type: "MODIFIED", api_version: "apps/v1", generation: null, index_keys: null });
   assert.deepEqual(w, { id: "42", apiVersion: "apps/v1", kind: "Deployment", namespace: "web", name: "nginx", uid: "0b7c6c56-7d2e-4f55-9d7e-8f1d3c1b2a10", resourceVersion: "1007", type: "MODIFIED" });
+});
+
+test("a wake-up carries the object's generation and index entries as hints when the row has them", () => {
+  const w = toWakeUp({ id: "43", rv: "1008", gk: "work.karmada.io/ResourceBinding", namespace: "web", name: "nginx-deployment", uid: "0b7c6c56-7d2e-4f55-9d7e-8f1d3c1b2a10", type: "MODIFIED", api_version: "work.karmada.io/v1alpha2", generation: "3", index_keys: ["cluster:member1", "evicting"] });
+  assert.equal(w.generation, "3");
+  assert.deepEqual(w.indexKeys, ["cluster:member1", "evicting"]);
+});
+
+test("rows of one kind share a message, at most max to one, each kind's rows in id order", () => {
+  const row = (id: string, gk: string) => ({ id, rv: id, gk, namespace: "ns", name: `o${id}`, uid: "0b7c6c56-7d2e-4f55-9d7e-8f1d3c1b2a10", type: "ADDED", api_version: null, generation: null, index_keys: null });
+  const groups = groupRows([row("1", "apps/Deployment"), row("2", "/ConfigMap"), row("3", "apps/Deployment"), row("4", "apps/Deployment"), row("5", "/ConfigMap")], "flotilla", 2);
+  assert.deepEqual(
+    groups.map((g) => [g.subject, g.rows.map((r) => r.id)]),
+    [
+      ["flotilla.obj.apps.Deployment", ["1", "3"]],
+      ["flotilla.obj.core.ConfigMap", ["2", "5"]],
+      ["flotilla.obj.apps.Deployment", ["4"]],
+    ],
+  );
+  assert.deepEqual(wakeUpsOf(JSON.parse(new TextDecoder().decode(wakeUpsPayload(groups[0]!.rows)))).map((w) => w.id), ["1", "3"]);
 });
 
 test("retryDelay", async (t) => {
