@@ -150,7 +150,7 @@ describe("object store", () => {
 
   test("watch resumes from a resourceVersion and sees every later change in order", async () => {
     const listed = await store.list("/ConfigMap", { namespace: "w" });
-    const created = await store.create({ ...cm("w1"), metadata: { name: "w1", namespace: "w" } });
+    const created = await store.create<KubeObject>({ ...cm("w1"), metadata: { name: "w1", namespace: "w" } });
     const updated = await store.update({ ...created, data: { a: "2" } });
     await store.delete({ gk: "/ConfigMap", namespace: "w", name: "w1" });
     const events: WatchEvent[] = [];

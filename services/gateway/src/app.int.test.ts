@@ -136,7 +136,8 @@ describe("gateway", () => {
     assert.equal(st.statusCode, 200, st.body);
     assert.equal(st.json().spec.replicas, 1);
     assert.equal(st.json().status.schedulerObservedGeneration, 1);
-    const sp = await inject("PUT", `${coll}/s`, { ...st.json(), spec: { ...st.json().spec, replicas: 2 }, status: {} });
+    const stored = st.json() as { spec: Record<string, unknown> };
+    const sp = await inject("PUT", `${coll}/s`, { ...stored, spec: { ...stored.spec, replicas: 2 }, status: {} });
     assert.equal(sp.json().status.schedulerObservedGeneration, 1);
     assert.equal(sp.json().metadata.generation, 2);
   });
