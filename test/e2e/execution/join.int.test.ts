@@ -6,21 +6,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
 import { eventually, freshDatabase, uniqueName, NATS_URL } from "@flotilla/testkit";
+import { freePort } from "../../load/lib/proc.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 function startService(name: string, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });

@@ -8,7 +8,6 @@
 //        [--evict-concurrency 32] [--create-concurrency 32] [--no-scheduler] [--no-eviction] [--timeout 120]
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +15,7 @@ import { parseArgs } from "node:util";
 import type { Cluster, Placement, ResourceBinding } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
 import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
+import { freePort } from "../lib/proc.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const { values } = parseArgs({
@@ -34,14 +34,6 @@ const withScheduler = !values["no-scheduler"] && existsSync(path.join(root, "ser
 const withEviction = !values["no-eviction"];
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const k8sTime = (d = new Date()) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 /** CPU time (user + system, ms) a process has used so far, from /proc. */
 function cpuMs(pid: number | undefined): number {

@@ -4,13 +4,40 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 
-/** A TCP port free on 127.0.0.1 right now (the usual race: bind it soon). */
+/** The lowest port the kernel hands to outgoing connections (Linux's ip_local_port_range). */
+function ephemeralLow(): number {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port free on 127.0.0.1 right now, for a child process to listen on soon. Taken below the
+ * kernel's ephemeral range: a port the kernel hands out (bind to 0) can be given next to an
+ * outgoing connection (to Postgres, NATS, a member) before the child binds it, and the child fails
+ * with EADDRINUSE. Never the same port twice from this process.
+ */
 export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
+  const high = Math.min(ephemeralLow(), 65536) - 1;
+  const low = Math.max(1024, high - 20_000);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const p = low + Math.floor(Math.random() * (high - low + 1));
+    if (handedOut.has(p)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once("error", () => resolve(false));
+      s.listen(p, "127.0.0.1", () => s.close(() => resolve(true)));
+    });
+    if (free) {
+      handedOut.add(p);
+      return p;
+    }
+  }
+  throw new Error(`no free port found in ${low}..${high}`);
 }
 
 const TICKS_PER_SECOND = 100; // USER_HZ on every Linux we run on
