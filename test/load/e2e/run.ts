@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { milliValue, value, type KubeObject } from "@flotilla/api";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { backendCpu, backendCpuDelta, consumerDeliveries, dbTransactions, outboxWrites, streamMessages, type ConsumerCount } from "../lib/counters.js";
-import { ProcessLogs, type LogMessage } from "../lib/logs.js";
+import { ProcessLogs } from "../lib/logs.js";
 import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
 import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
 import { PipelineTracker, STAGES, worksMatch, type TemplateState } from "../lib/pipeline.js";
@@ -534,18 +534,6 @@ function wakeupRows(w: Window, idle: Window | undefined, n: number, prefix: stri
   });
 }
 
-function logRows(summary: Map<string, LogMessage[]>): string[] {
-  const out: string[] = [];
-  for (const [proc, msgs] of summary) {
-    const bad = msgs.filter((m) => m.level !== "info" && m.level !== "debug" && m.level !== "trace");
-    if (!bad.length) continue;
-    const total = bad.reduce((a, m) => a + m.count, 0);
-    out.push(`  ${proc}: ${total} line(s) at warn or above (or plain text)`);
-    for (const m of bad.slice(0, 6)) out.push(`    ${String(m.count).padStart(6)} × ${m.level} ${m.msg}`);
-  }
-  return out;
-}
-
 function listProfiles(dir: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const d of readdirSync(dir, { withFileTypes: true })) {
@@ -661,7 +649,7 @@ async function main(): Promise<number> {
     console.log(`\nstopped: ${[...exits].map(([n, e]) => `${n} ${e.signal ?? e.code}`).join(", ")}`);
     if (bad.length) failed = true;
     result.exits = Object.fromEntries(exits);
-    const findings = logRows(logs.summary());
+    const findings = logs.findings();
     if (findings.length) console.log(`\nLogged (warn and above) — full logs in ${runDir}:\n${findings.join("\n")}`);
     result.logged = Object.fromEntries([...logs.summary()].map(([p, m]) => [p, m.filter((x) => x.level !== "info").slice(0, 20)]));
     if (S.cpuProf) {
