@@ -4,15 +4,17 @@
 //   node --conditions=source --import tsx test/load/binding/run.ts [--scenario full|smoke] [--only detect|works]
 //        [--templates N] [--namespaces N] [--clusters N] [--concurrency N] [--pool N] [--paced-rate N] [--paced-count N]
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { applyDefaults, type KubeObject } from "@flotilla/api";
+import type { Sql } from "postgres";
+import { applyDefaults, workName, type KubeObject } from "@flotilla/api";
 import { buildApp, type App } from "@flotilla/binding";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } from "@flotilla/events";
 import { silentLogger } from "@flotilla/log";
-import { ObjectStore, openDatabase } from "@flotilla/store";
-import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
+import { ObjectStore } from "@flotilla/store";
+import { unpublished } from "../lib/counters.js";
+import { inProcessStack } from "../lib/in-process.js";
+import { busyShare, machineCpu } from "../lib/proc.js";
+import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
 
 const { values } = parseArgs({
@@ -43,9 +45,10 @@ const sc: Scenario & { pacedFixed: boolean } = {
   pacedCount: num(values["paced-count"], base.pacedCount),
 };
 
+const nss = Array.from({ length: sc.namespaces }, (_, i) => `ns-${i}`);
+const clusters = Array.from({ length: sc.clusters }, (_, i) => `member${i + 1}`);
 const RB = "work.karmada.io/ResourceBinding";
 const WORK = "work.karmada.io/Work";
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function deployment(name: string, ns: string, i: number): KubeObject {
   const app = i % 2 === 0 ? "web" : "api";
@@ -74,66 +77,37 @@ function policies(namespaces: string[], clusters: string[]): KubeObject[] {
   return out.map((p) => applyDefaults(p, { now: new Date(), uuid: randomUUID }));
 }
 
-/** Runs `fn` over items with at most `n` at once. */
-async function pool<T>(items: T[], n: number, fn: (t: T, i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
-
-function percentile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-
-const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
-const cpuCol = (p: { self: number; machine: number }) => `${p.self.toFixed(0)}% / ${p.machine.toFixed(0)}%`;
+const cpuCol = (p: { self: number; machine: number }) => `${fmt(p.self)}% / ${fmt(p.machine)}%`;
 
 interface Env {
   /** The service's store. */
   store: ObjectStore;
   /** The load generator's own store (its own pool, as the gateway would have). */
   gen: ObjectStore;
-  sql: Awaited<ReturnType<typeof freshDatabase>>["sql"];
+  sql: Sql;
   count(gk: string): Promise<number>;
-  unpublished(): Promise<number>;
   app(run: { detector?: boolean; policy?: boolean; binding?: boolean }): Promise<App>;
   close(): Promise<void>;
 }
 
 async function env(): Promise<Env> {
-  const db = await freshDatabase({ max: sc.pool });
-  const nc = await connectNats({ servers: NATS_URL });
-  const jsm = await jetstreamManager(nc);
-  const stream = uniqueName("LOADB").toUpperCase();
-  const prefix = uniqueName("loadb");
-  await ensureStream(jsm, { stream, prefix, maxAgeMs: 30 * 60_000 });
+  const stack = await inProcessStack({ label: "LOADB", max: sc.pool });
+  const { db } = stack;
   const store = new ObjectStore(db.sql);
-  const genDb = await openDatabase({ url: db.url, max: 8, create: false, migrate: false });
-  const gen = new ObjectStore(genDb.sql);
-  // as runService does: the relay reads and marks the outbox on a pool of its own
-  const relayDb = await openDatabase({ url: db.url, max: 2, create: false, migrate: false });
-  const relay = startRelay({ sql: relayDb.sql, nc, stream, prefix, retentionMs: 0 });
+  const gen = new ObjectStore(await stack.pool(8));
   const apps: App[] = [];
   return {
     store,
     gen,
     sql: db.sql,
     count: async (gk) => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM objects WHERE gk = ${gk}`)[0]!.n,
-    unpublished: async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`)[0]!.n,
     async app(run) {
       const app = buildApp({
         store,
         sql: db.sql,
-        js: jetstream(nc),
-        stream,
-        prefix,
+        js: stack.js,
+        stream: stack.stream,
+        prefix: stack.prefix,
         log: silentLogger(),
         run,
         settings: { detectorConcurrency: sc.concurrency, bindingConcurrency: sc.concurrency, resyncMs: 0 },
@@ -145,26 +119,9 @@ async function env(): Promise<Env> {
     },
     async close() {
       for (const a of apps) await a.stop().catch(() => {});
-      await relay.stop();
-      await relayDb.close();
-      await genDb.close();
-      await jsm.streams.delete(stream).catch(() => {});
-      await nc.close();
-      await db.drop();
+      await stack.close();
     },
   };
-}
-
-/** Busy and total jiffies of the whole machine (/proc/stat), to tell how much CPU others took meanwhile. */
-function machineCpu(): { busy: number; total: number } {
-  try {
-    const line = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const idle = (line[3] ?? 0) + (line[4] ?? 0);
-    const total = line.reduce((a, b) => a + b, 0);
-    return { busy: total - idle, total };
-  } catch {
-    return { busy: 0, total: 0 };
-  }
 }
 
 /** Samples memory until stopped; returns the peaks, and the CPU this process and the whole machine used meanwhile. */
@@ -185,10 +142,9 @@ function memorySampler() {
       const cpu = process.cpuUsage(cpu0);
       const m1 = machineCpu();
       const wallMs = performance.now() - w0;
-      const ncpu = os.cpus().length;
       // percent of one core; the machine figure covers Postgres, NATS and anything else running
       const self = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
-      const machine = m1.total > m0.total ? ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100 * ncpu : 0;
+      const machine = busyShare(m0, m1) * 100 * os.cpus().length;
       return { rss, heap, self, machine };
     },
   };
@@ -205,7 +161,7 @@ async function waitCount(e: Env, gk: string, n: number, timeoutMs: number): Prom
 }
 
 async function drainOutbox(e: Env): Promise<void> {
-  while ((await e.unpublished()) > 0) await sleep(50);
+  while ((await unpublished(e.sql)) > 0) await sleep(50);
 }
 
 /**
@@ -214,7 +170,7 @@ async function drainOutbox(e: Env): Promise<void> {
  * then) every 20 ms, so each read costs about what arrived since the last one. (A store watch
  * would also wait for every older transaction on the Postgres server to end.)
  */
-function firstSeen(e: Env, gk: string): { expect(ns: string, name: string): void; seen: Map<string, number>; stop(): void } {
+function firstSeen(e: Env, gk: string): { seen: Map<string, number>; stop(): void } {
   const seen = new Map<string, number>();
   let stopped = false;
   let floor = "0";
@@ -234,7 +190,7 @@ function firstSeen(e: Env, gk: string): { expect(ns: string, name: string): void
       await sleep(20);
     }
   })();
-  return { expect: () => {}, seen, stop: () => (stopped = true) };
+  return { seen, stop: () => (stopped = true) };
 }
 
 interface Row {
@@ -254,12 +210,10 @@ const rows: Row[] = [];
 async function detect(): Promise<void> {
   const e = await env();
   try {
-    const nss = Array.from({ length: sc.namespaces }, (_, i) => `ns-${i}`);
-    const clusters = Array.from({ length: sc.clusters }, (_, i) => `member${i + 1}`);
     for (const p of policies(nss, clusters)) await e.gen.create(p);
     const templates = Array.from({ length: sc.templates }, (_, i) => deployment(`app-${i}`, nss[i % nss.length]!, i));
     const w0 = performance.now();
-    await pool(templates, 16, (t) => e.gen.create(t));
+    await pool(templates.length, 16, (i) => e.gen.create(templates[i]!));
     console.log(`detect: wrote ${sc.templates} Deployments and ${1 + 2 * sc.namespaces} policies in ${((performance.now() - w0) / 1000).toFixed(1)} s (service stopped)`);
     await drainOutbox(e);
 
@@ -271,7 +225,7 @@ async function detect(): Promise<void> {
     const peak = mem.stop();
     const secs = (t1 - t0) / 1000;
     const pc = app.detector.snapshot().metrics.percentiles([0.5, 0.99]);
-    rows.push({ phase: "detect burst", items: `${sc.templates} bindings`, seconds: secs, rate: `${(sc.templates / secs).toFixed(0)} bindings/s`, p50: pc.p50!, p99: pc.p99!, latency: "reconcile", rss: mb(peak.rss), heap: mb(peak.heap), cpu: cpuCol(peak) });
+    rows.push({ phase: "detect burst", items: `${sc.templates} bindings`, seconds: secs, rate: `${fmt(sc.templates / secs)} bindings/s`, p50: pc.p50!, p99: pc.p99!, latency: "reconcile", rss: mib(peak.rss), heap: mib(peak.heap), cpu: cpuCol(peak) });
     // sanity: precedence held (app=web → PP "web", others → PP "deployments", none to the CPP)
     const sample = (await e.store.list(RB, { namespace: "ns-0" })).items.slice(0, 200);
     const wrong = sample.filter((b) => {
@@ -302,12 +256,12 @@ async function detect(): Promise<void> {
     const mem2 = memorySampler();
     const p0 = performance.now();
     const paced = Array.from({ length: sc.pacedCount }, (_, i) => deployment(`paced-${i}`, nss[i % nss.length]!, i));
-    await pool(paced, 64, async (t, i) => {
+    await pool(paced.length, 64, async (i) => {
+      const t = paced[i]!;
       const due = p0 + (i * 1000) / rate;
       if (due > performance.now()) await sleep(due - performance.now());
       await e.gen.create(t);
       written.set(`${t.metadata.namespace}/${t.metadata.name}-deployment`, performance.now());
-      watch.expect(t.metadata.namespace!, `${t.metadata.name}-deployment`);
     });
     await waitCount(e, RB, sc.templates + sc.pacedCount, 600_000);
     await sleep(200);
@@ -317,8 +271,8 @@ async function detect(): Promise<void> {
     const q1 = app.policy.snapshot().metrics.reconciles;
     console.log(`detect paced: ${r1.done + r1.after + r1.error - r0.done - r0.after - r0.error} detector reconciles (${r1.error - r0.error} failed), ${q1.done + q1.after + q1.error - q0.done - q0.after - q0.error} policy reconciles (${q1.after - q0.after} timed out waiting)`);
     const peak2 = mem2.stop();
-    const lat = [...written].map(([k, t]) => (seen.get(k) ?? NaN) - t).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-    rows.push({ phase: `detect paced @${rate}/s`, items: `${sc.pacedCount} bindings`, seconds: (performance.now() - p0) / 1000, rate: `${rate}/s offered`, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), latency: "template → binding", rss: mb(peak2.rss), heap: mb(peak2.heap), cpu: cpuCol(peak2) });
+    const lat = distribution([...written].map(([k, t]) => (seen.get(k) ?? NaN) - t).filter((x) => !Number.isNaN(x)));
+    rows.push({ phase: `detect paced @${rate}/s`, items: `${sc.pacedCount} bindings`, seconds: (performance.now() - p0) / 1000, rate: `${rate}/s offered`, p50: lat.p50, p99: lat.p99, latency: "template → binding", rss: mib(peak2.rss), heap: mib(peak2.heap), cpu: cpuCol(peak2) });
   } finally {
     await e.close();
   }
@@ -356,12 +310,10 @@ async function writeBinding(store: ObjectStore, t: KubeObject, clusters: string[
 async function works(): Promise<void> {
   const e = await env();
   try {
-    const nss = Array.from({ length: sc.namespaces }, (_, i) => `ns-${i}`);
-    const clusters = Array.from({ length: sc.clusters }, (_, i) => `member${i + 1}`);
     const n = Math.ceil(sc.templates / sc.clusters);
     const templates = Array.from({ length: n }, (_, i) => deployment(`app-${i}`, nss[i % nss.length]!, i * 5 + 4)); // replicas 5: every cluster gets some
     const w0 = performance.now();
-    await pool(templates, 16, (t, i) => writeBinding(e.gen, t, clusters, i));
+    await pool(templates.length, 16, (i) => writeBinding(e.gen, templates[i]!, clusters, i));
     console.log(`works: wrote ${n} Deployments and ${n} scheduled ResourceBindings (${sc.clusters} clusters each) in ${((performance.now() - w0) / 1000).toFixed(1)} s (service stopped)`);
     await drainOutbox(e);
 
@@ -373,7 +325,7 @@ async function works(): Promise<void> {
     const peak = mem.stop();
     const secs = (t1 - t0) / 1000;
     const pc = app.binding.snapshot().metrics.percentiles([0.5, 0.99]);
-    rows.push({ phase: "works burst", items: `${total} Works (${n} bindings)`, seconds: secs, rate: `${(total / secs).toFixed(0)} Works/s`, p50: pc.p50!, p99: pc.p99!, latency: "reconcile", rss: mb(peak.rss), heap: mb(peak.heap), cpu: cpuCol(peak) });
+    rows.push({ phase: "works burst", items: `${total} Works (${n} bindings)`, seconds: secs, rate: `${fmt(total / secs)} Works/s`, p50: pc.p50!, p99: pc.p99!, latency: "reconcile", rss: mib(peak.rss), heap: mib(peak.heap), cpu: cpuCol(peak) });
 
     const d0 = performance.now();
     await drainOutbox(e);
@@ -382,33 +334,33 @@ async function works(): Promise<void> {
     // latency = binding scheduled → its last Work seen
     const rate = sc.pacedFixed ? sc.pacedRate : Math.max(10, Math.min(sc.pacedRate, Math.floor(total / secs / 2)));
     const watch = firstSeen(e, WORK);
-    const { workName } = await import("@flotilla/api");
     const mem2 = memorySampler();
     const written = new Map<string, number>();
     const m = Math.ceil(sc.pacedCount / sc.clusters);
     const paced = Array.from({ length: m }, (_, i) => deployment(`paced-${i}`, nss[i % nss.length]!, i * 5 + 4));
     const p0 = performance.now();
-    await pool(paced, 64, async (t, i) => {
+    await pool(paced.length, 64, async (i) => {
+      const t = paced[i]!;
       const due = p0 + (i * 1000 * sc.clusters) / rate;
       if (due > performance.now()) await sleep(due - performance.now());
       await writeBinding(e.gen, t, clusters, i);
       written.set(t.metadata.name ?? "", performance.now());
-      for (const c of clusters) watch.expect(`karmada-es-${c}`, workName(t.metadata.namespace!, t.metadata.name!, "Deployment"));
     });
     await waitCount(e, WORK, total + m * sc.clusters, 600_000);
     await sleep(200);
     watch.stop();
     const seen = watch.seen;
     const peak2 = mem2.stop();
-    const lat = paced
-      .map((t) => {
-        const name = workName(t.metadata.namespace!, t.metadata.name!, "Deployment");
-        const last = Math.max(...clusters.map((c) => seen.get(`karmada-es-${c}/${name}`) ?? NaN));
-        return last - written.get(t.metadata.name!)!;
-      })
-      .filter((x) => !Number.isNaN(x))
-      .sort((a, b) => a - b);
-    rows.push({ phase: `works paced @${rate}/s`, items: `${m * sc.clusters} Works (${m} bindings)`, seconds: (performance.now() - p0) / 1000, rate: `${rate} Works/s offered`, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), latency: "binding scheduled → all its Works", rss: mb(peak2.rss), heap: mb(peak2.heap), cpu: cpuCol(peak2) });
+    const lat = distribution(
+      paced
+        .map((t) => {
+          const name = workName(t.metadata.namespace!, t.metadata.name!, "Deployment");
+          const last = Math.max(...clusters.map((c) => seen.get(`karmada-es-${c}/${name}`) ?? NaN));
+          return last - written.get(t.metadata.name!)!;
+        })
+        .filter((x) => !Number.isNaN(x)),
+    );
+    rows.push({ phase: `works paced @${rate}/s`, items: `${m * sc.clusters} Works (${m} bindings)`, seconds: (performance.now() - p0) / 1000, rate: `${rate} Works/s offered`, p50: lat.p50, p99: lat.p99, latency: "binding scheduled → all its Works", rss: mib(peak2.rss), heap: mib(peak2.heap), cpu: cpuCol(peak2) });
   } finally {
     await e.close();
   }
@@ -421,8 +373,7 @@ console.log(
 );
 if (!values.only || values.only === "detect") await detect();
 if (!values.only || values.only === "works") await works();
-console.log("\n| phase | items | seconds | throughput | p50 ms | p99 ms | latency measured | peak RSS MB | peak heap MB | CPU this process / whole machine (200% = 2 cores) |");
-console.log("|---|---|---|---|---|---|---|---|---|---|");
-for (const r of rows) console.log(`| ${r.phase} | ${r.items} | ${r.seconds.toFixed(2)} | ${r.rate} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.latency} | ${r.rss} | ${r.heap} | ${r.cpu} |`);
+const head = ["phase", "items", "seconds", "throughput", "p50 ms", "p99 ms", "latency measured", "peak RSS MiB", "peak heap MiB", "CPU this process / whole machine (200% = 2 cores)"];
+console.log(`\n${markdownTable(head, rows.map((r) => [r.phase, r.items, fmt(r.seconds, 2), r.rate, fmt(r.p50, 1), fmt(r.p99, 1), r.latency, r.rss, r.heap, r.cpu]))}`);
 console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 process.exit(0);

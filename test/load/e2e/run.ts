@@ -4,7 +4,8 @@
 // followed by the objects table through binding → scheduled → Works applied → template ready;
 // then (phase 2) the cluster with the most bindings made unreachable and the bindings followed
 // off it. Also: a light-load latency probe, pgbench on the same Postgres, CPU and peak RSS per
-// process, transactions and wake-ups per binding, pending pods on the members.
+// process, transactions and wake-ups per binding, pending pods on the members, and the
+// fleet-scale goals with the measured value and whether each is met.
 // See README.md beside this file.
 //   npm run build
 //   node --conditions=source --import tsx test/load/e2e/run.ts [--clusters 100] [--deployments 2000] [...]
@@ -15,12 +16,12 @@ import { parseArgs } from "node:util";
 import { milliValue, value, type KubeObject } from "@flotilla/api";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { backendCpu, backendCpuDelta, consumerDeliveries, dbTransactions, outboxWrites, streamMessages, type ConsumerCount } from "../lib/counters.js";
-import { ProcessLogs, type LogMessage } from "../lib/logs.js";
+import { ProcessLogs } from "../lib/logs.js";
 import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
 import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
 import { PipelineTracker, STAGES, worksMatch, type TemplateState } from "../lib/pipeline.js";
 import { cpuMs, cpuMsByName, pgrep, RssSampler } from "../lib/proc.js";
-import { deleteStream, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type Services, type SimulatorProcess } from "../lib/stack.js";
+import { SERVICE_NAMES, deleteStream, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type Services, type SimulatorProcess } from "../lib/stack.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep, type Distribution } from "../lib/stats.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -503,6 +504,69 @@ async function failover(adminUrl: string, tracker: PipelineTracker, probes: Prob
 }
 
 // ---------------------------------------------------------------------------------------------
+// the fleet-scale goals
+
+interface Goal {
+  measure: string;
+  measured: string;
+  goal: string;
+  /** null when this run did not measure it (null, not undefined, so the JSON keeps it). */
+  met: boolean | null;
+  /** How the run was smaller than the goal's size, when it was (a "yes" then says less). */
+  smaller?: string;
+}
+
+/** Whether a stage's rate reaches `min` per second; a stage not every key reached misses it. */
+function rateGoal(measure: string, s: StageResult | undefined, min: number, unit: string): Pick<Goal, "measure" | "measured" | "goal" | "met"> {
+  const done = s?.perSecond !== undefined && s.allMs !== undefined;
+  return {
+    measure,
+    measured: done ? `${fmt(s.perSecond)} ${unit}/s (${fmt(s.of)} in ${fmt(s.allMs! / 1000, 1)} s)` : `${fmt(s?.reached)}/${fmt(s?.of)} reached`,
+    goal: `≥ ${fmt(min)} ${unit}/s`,
+    met: done && s.perSecond! >= min,
+  };
+}
+
+const EVACUATION = { measure: "evacuation after the NoExecute taint (rescheduled and applied)", goal: "10,000 bindings ≤ 10 s (≥ 1,000 bindings/s)" };
+
+function fleetGoals({ b, pods, probe, fo, rssPeak }: Pick<ReportInput, "b" | "pods" | "probe" | "fo" | "rssPeak">): Goal[] {
+  const minUsed = Math.ceil(S.clusters / 2); // 50 of 100
+  const stage = (stages: readonly StageResult[], label: string) => stages.find((st) => st.stage === label);
+  const evacuated = fo && stage(fo.stages, FAILOVER_LABEL.newWorksApplied);
+  const [peakProc, peak] = [...rssPeak].filter(([p]) => (SERVICE_NAMES as readonly string[]).includes(p)).sort((x, y) => y[1] - x[1])[0] ?? ["-", NaN];
+  return [
+    {
+      measure: "Pending pods after the burst (and clusters used)",
+      measured: `${fmt(pods.pending)} pending, ${pods.clustersUsed} clusters used`,
+      goal: `0 pending, ≥ ${minUsed} clusters used${S.clusters === 100 ? "" : ` (50 of 100 scaled to half of --clusters ${S.clusters})`}`,
+      met: pods.pending === 0 && pods.clustersUsed >= minUsed,
+    },
+    rateGoal("end to end, POST → every Work applied", stage(b.stages, PHASE1_LABEL.worksApplied), 500, "Deployments"),
+    rateGoal("scheduled", stage(b.stages, PHASE1_LABEL.scheduled), 1000, "bindings"),
+    evacuated
+      ? { ...rateGoal(EVACUATION.measure, evacuated, 1000, "bindings"), goal: EVACUATION.goal, ...(evacuated.of < 10_000 ? { smaller: `by rate, ${fmt(evacuated.of)} of 10,000 bindings` } : {}) }
+      : { ...EVACUATION, measured: "not run (--no-failover)", met: null },
+    {
+      measure: "light-load POST → ready p99",
+      measured: probe ? `${fmt(probe.latencyMs.p99)} ms (${probe.latencyMs.n} of ${probe.n} Deployments)` : "not run (--probe 0)",
+      goal: `≤ 100 ms (simulator ready delay ${S.readyDelayMs} ms${S.readyDelayMs >= 100 ? ": cannot be met by construction" : ""})`,
+      met: probe ? probe.latencyMs.p99 <= 100 && probe.failures.length === 0 : null,
+    },
+    {
+      measure: "peak RSS of any service",
+      measured: `${mib(peak)} MiB (${peakProc}), ${fmt(S.deployments)} Deployments`,
+      goal: "≤ 300 MB (286 MiB) at 20,000 bindings",
+      met: peak <= 300e6,
+      ...(S.deployments < 20_000 ? { smaller: `at ${fmt(S.deployments)} of 20,000` } : {}),
+    },
+  ];
+}
+
+function goalRows(gs: readonly Goal[]): string[][] {
+  return gs.map((g) => [g.measure, g.measured, g.goal, g.met === null ? "not measured" : !g.met ? "**no**" : g.smaller ? `yes (${g.smaller})` : "yes"]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // output
 
 function stageRows(stages: StageResult[]): string[][] {
@@ -532,18 +596,6 @@ function wakeupRows(w: Window, idle: Window | undefined, n: number, prefix: stri
     const idleRate = idle ? (idle.delivered.get(c) ?? 0) / idle.seconds : NaN;
     return [short(c), fmt(d), fmt(d / n, 2), fmt(w.redelivered.get(c)), fmt(idleRate, 1), fmt(Math.max(0, d - idleRate * w.seconds) / n, 2)];
   });
-}
-
-function logRows(summary: Map<string, LogMessage[]>): string[] {
-  const out: string[] = [];
-  for (const [proc, msgs] of summary) {
-    const bad = msgs.filter((m) => m.level !== "info" && m.level !== "debug" && m.level !== "trace");
-    if (!bad.length) continue;
-    const total = bad.reduce((a, m) => a + m.count, 0);
-    out.push(`  ${proc}: ${total} line(s) at warn or above (or plain text)`);
-    for (const m of bad.slice(0, 6)) out.push(`    ${String(m.count).padStart(6)} × ${m.level} ${m.msg}`);
-  }
-  return out;
 }
 
 function listProfiles(dir: string): Map<string, string[]> {
@@ -641,7 +693,9 @@ async function main(): Promise<number> {
 
     const loadEnd = os.loadavg();
     result.loadavg = { start: loadStart, end: loadEnd };
-    const text = report({ startedAt, loadStart, loadEnd, knobs, prefix: env.EVENTS_PREFIX, probe, bench, idle, b, pods, fo, rssPeak: rss.peak, tracker });
+    const goals = fleetGoals({ b, pods, probe, fo, rssPeak: rss.peak });
+    result.goals = goals;
+    const text = report({ startedAt, loadStart, loadEnd, knobs, prefix: env.EVENTS_PREFIX, probe, bench, idle, b, pods, fo, rssPeak: rss.peak, tracker, goals });
     console.log(text);
     result.summary = text;
     if (!b.wait.complete || (fo && !fo.wait.complete)) failed = true;
@@ -661,7 +715,7 @@ async function main(): Promise<number> {
     console.log(`\nstopped: ${[...exits].map(([n, e]) => `${n} ${e.signal ?? e.code}`).join(", ")}`);
     if (bad.length) failed = true;
     result.exits = Object.fromEntries(exits);
-    const findings = logRows(logs.summary());
+    const findings = logs.findings();
     if (findings.length) console.log(`\nLogged (warn and above) — full logs in ${runDir}:\n${findings.join("\n")}`);
     result.logged = Object.fromEntries([...logs.summary()].map(([p, m]) => [p, m.filter((x) => x.level !== "info").slice(0, 20)]));
     if (S.cpuProf) {
@@ -694,10 +748,11 @@ interface ReportInput {
   fo: FailoverResult | undefined;
   rssPeak: ReadonlyMap<string, number>;
   tracker: PipelineTracker;
+  goals: readonly Goal[];
 }
 
 /** The summary in the shape of the README's performance tables (markdown). */
-function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, bench, idle, b, pods, fo, rssPeak, tracker }: ReportInput): string {
+function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, bench, idle, b, pods, fo, rssPeak, tracker, goals }: ReportInput): string {
   const n = b.posted || 1;
   // the end-to-end rate: the last stage every Deployment reached
   const e2e = [...b.stages].reverse().find((st) => st.perSecond !== undefined);
@@ -741,6 +796,8 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, bench, id
     out.push(`\nClusters per affected binding at the end: ${JSON.stringify(fo.clusterCounts)}. CPU from the fault until all stages (or the last move), ${fmt(fo.window.cpuSeconds, 1)} s, ms per affected binding: ${[...fo.window.cpuMs].map(([p, ms]) => `${p} ${fmt(ms / (fo.bindings || 1), 2)}`).join(", ")}.`);
   }
   out.push(`\nSampler: ${tracker.samples.count} samples, mean ${fmt(tracker.samples.totalMs / Math.max(1, tracker.samples.count), 1)} ms, max ${fmt(tracker.samples.maxMs)} ms, ${tracker.samples.errors} failed.`);
+  out.push(`\nGoals of the fleet-scale issue (the rates from the stage tables above):\n`);
+  out.push(markdownTable(["measure", "measured", "goal", "met"], goalRows(goals)));
   return out.join("\n");
 }
 

@@ -11,11 +11,10 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import { ExecutionControllerFinalizer, type Cluster, type KubeObject, type Work } from "@flotilla/api";
 import { buildExecution, type Execution } from "@flotilla/execution";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } from "@flotilla/events";
 import { createLogger, silentLogger } from "@flotilla/log";
 import { EstimatorClient } from "@flotilla/proto";
-import { ObjectStore, openDatabase } from "@flotilla/store";
-import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
+import { ObjectStore } from "@flotilla/store";
+import { inProcessStack } from "../lib/in-process.js";
 import { ProcessLogs } from "../lib/logs.js";
 import { cpuMs, rssBytes } from "../lib/proc.js";
 import { percentile, pool, sleep } from "../lib/stats.js";
@@ -125,28 +124,16 @@ async function main() {
   console.log(`machine: ${os.cpus().length} cpus (${os.cpus()[0]?.model}), node ${process.version}`);
 
   const sim = await startSimulatorProcess({ count: sc.clusters, readyDelayMs: sc.readyDelayMs, nodePods: 110, logs: new ProcessLogs() });
-  const db = await freshDatabase({ max: 8 });
-  const execDb = await openDatabase({ url: db.url, max: sc.pool, migrate: false });
-  const nc = await connectNats({ servers: NATS_URL });
-  const jsm = await jetstreamManager(nc);
-  const stream = uniqueName("LOADX").toUpperCase();
-  const prefix = uniqueName("loadx");
-  await ensureStream(jsm, { stream, prefix, maxAgeMs: 30 * 60_000 });
+  const stack = await inProcessStack({ label: "LOADX", max: 8 });
+  const { db, stream, prefix } = stack;
   const driver = new ObjectStore(db.sql);
-  const store = new TimingStore(execDb.sql);
-  // as main.ts: the relay has a pool of its own
-  const relayDb = await openDatabase({ url: db.url, max: 2, migrate: false });
-  const relay = startRelay({ sql: relayDb.sql, nc, stream, prefix, retentionMs: 0 });
+  const execSql = await stack.pool(sc.pool);
+  const store = new TimingStore(execSql);
   let exec: Execution | undefined;
   const cleanup = async () => {
     await exec?.stop().catch(() => {});
-    await relay.stop().catch(() => {});
     await sim.stop();
-    await jsm.streams.delete(stream).catch(() => {});
-    await nc.close().catch(() => {});
-    await execDb.close().catch(() => {});
-    await relayDb.close().catch(() => {});
-    await db.drop().catch(() => {});
+    await stack.close().catch(() => {});
   };
 
   try {
@@ -169,7 +156,7 @@ async function main() {
       CLUSTER_STATUS_UPDATE_FREQUENCY: sc.probeFrequencyMs,
     };
     const log = process.env.LOAD_LOG ? createLogger({ name: "execution", level: process.env.LOAD_LOG }) : silentLogger();
-    const build = () => buildExecution({ store, sql: execDb.sql, js: jetstream(nc), log, settings });
+    const build = () => buildExecution({ store, sql: execSql, js: stack.js, log, settings });
 
     let index = 0;
     let estimatorAddress: string | undefined;

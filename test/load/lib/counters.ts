@@ -1,5 +1,5 @@
 // Counters read before and after a load phase: Postgres transactions of one database,
-// JetStream deliveries per consumer, and the CPU of that database's backends.
+// JetStream deliveries per consumer, the CPU of that database's backends, and the outbox.
 import type { Sql } from "postgres";
 import { connectNats, jetstreamManager } from "@flotilla/events";
 import { NATS_URL } from "@flotilla/testkit";
@@ -27,6 +27,12 @@ export function backendCpuDelta(before: ReadonlyMap<number, number>, after: Read
   let total = 0;
   for (const [pid, ms] of after) if (Number.isFinite(ms)) total += ms - (before.get(pid) ?? 0);
   return total;
+}
+
+/** Outbox rows the relay has not published yet. */
+export async function unpublished(sql: Sql): Promise<number> {
+  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+  return n;
 }
 
 /** Object writes so far: the outbox's id sequence (every write adds one row; pruning does not lower it). */

@@ -55,6 +55,18 @@ export class ProcessLogs {
     return new Map([...this.messages].map(([n, m]) => [n, [...m.values()].sort((a, b) => b.count - a.count)]));
   }
 
+  /** Per process, how many lines it logged at warn or above (or as plain text), with its six most frequent messages; [] when none. */
+  findings(): string[] {
+    const out: string[] = [];
+    for (const [proc, msgs] of this.summary()) {
+      const bad = msgs.filter((m) => m.level !== "info" && m.level !== "debug" && m.level !== "trace");
+      if (!bad.length) continue;
+      out.push(`  ${proc}: ${bad.reduce((a, m) => a + m.count, 0)} line(s) at warn or above (or plain text)`);
+      for (const m of bad.slice(0, 6)) out.push(`    ${String(m.count).padStart(6)} × ${m.level} ${m.msg}`);
+    }
+    return out;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.files.values()].map((f) => new Promise((r) => f.end(r))));
   }

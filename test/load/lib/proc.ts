@@ -1,5 +1,5 @@
-// Processes from the outside: free ports, CPU time and RSS from /proc (Linux), pgrep, and a
-// sampler that keeps each process's peak RSS.
+// Processes from the outside: free ports, CPU time and RSS from /proc (Linux), the machine's CPU,
+// pgrep, and a sampler that keeps each process's peak RSS.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
@@ -64,14 +64,42 @@ export function childrenCpuMs(pid: number): number {
   return f ? ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_SECOND : NaN;
 }
 
-/** Resident set size in bytes (VmRSS); 0 when the process is gone. */
-export function rssBytes(pid: number | undefined): number {
+/** A "<field>: N kB" line of /proc/<pid>/status in bytes; 0 when the process is gone. */
+function statusBytes(pid: number | undefined, field: "VmRSS" | "VmHWM"): number {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) * 1024 : 0;
   } catch {
     return 0;
   }
+}
+
+/** Resident set size in bytes (VmRSS); 0 when the process is gone. */
+export const rssBytes = (pid: number | undefined) => statusBytes(pid, "VmRSS");
+
+/** The largest resident set size the process has had, as the kernel kept it (VmHWM), in bytes; 0 when it is gone. */
+export const peakRssBytes = (pid: number | undefined) => statusBytes(pid, "VmHWM");
+
+export interface MachineCpu {
+  /** Jiffies every core spent busy so far (not idle or waiting for I/O). */
+  busy: number;
+  total: number;
+}
+
+/** The whole machine's CPU so far (/proc/stat), to tell how much of it everything running took. */
+export function machineCpu(): MachineCpu {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+/** The busy share (0..1) of all the machine's cores between two machineCpu() readings; NaN when none passed. */
+export function busyShare(a: MachineCpu, b: MachineCpu): number {
+  return b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : NaN;
 }
 
 /** Pids of the processes whose name is exactly `name` (`pgrep -x`); [] when none or no pgrep. */

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Sql } from "postgres";
 import { connectNats, jetstreamManager } from "@flotilla/events";
 import { NATS_URL, eventually, uniqueName, type TestDatabase } from "@flotilla/testkit";
+import { unpublished } from "./counters.js";
 import type { ProcessLogs } from "./logs.js";
 import { controllersBusy } from "./metrics.js";
 import { freePort } from "./proc.js";
@@ -135,25 +136,35 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   };
   const procs = new Map<ServiceName, Managed>();
   for (const s of SERVICE_NAMES) {
-    const env = { ...o.env, PORT: String(ports.get(s)), ...own[s] };
-    procs.set(s, launch(s, path.join(root, "services", s, "dist", "main.js"), [], o.logs, { env, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) }));
+    procs.set(s, launchService(s, { env: { ...o.env, PORT: String(ports.get(s)), ...own[s] }, logs: o.logs, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) }));
   }
   const stop = async () => new Map(await Promise.all([...procs].map(async ([n, p]) => [n, await p.stop()] as const)));
   try {
-    await eventually(
-      async () => {
-        const down = [...procs.values()].find((p) => p.exit);
-        if (down) throw new Error(`${down.name} exited (${down.exit!.signal ?? down.exit!.code})`);
-        const ok = await Promise.all([...ports.values()].map((p) => fetch(`http://127.0.0.1:${p}/readyz`).then((r) => r.ok, () => false)));
-        return ok.every(Boolean);
-      },
-      { timeoutMs: o.readyTimeoutMs ?? 60_000, intervalMs: 100, message: "every service ready" },
-    );
+    await waitReady(procs.values(), ports.values(), o.readyTimeoutMs);
   } catch (e) {
     await stop();
     throw e;
   }
   return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, ports, procs, stop };
+}
+
+/** One service from its build (`services/<name>/dist/main.js`); `env` holds all its settings (PORT included). */
+export function launchService(name: ServiceName, o: { env: Record<string, string>; logs: ProcessLogs; cpuProfDir?: string }): Managed {
+  return launch(name, path.join(root, "services", name, "dist", "main.js"), [], o.logs, { env: o.env, ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}) });
+}
+
+/** Waits until every port answers /readyz; fails as soon as one of the processes exits. */
+export async function waitReady(procs: Iterable<Managed>, ports: Iterable<number>, timeoutMs = 60_000): Promise<void> {
+  const [ps, urls] = [[...procs], [...ports].map((p) => `http://127.0.0.1:${p}/readyz`)];
+  await eventually(
+    async () => {
+      const down = ps.find((p) => p.exit);
+      if (down) throw new Error(`${down.name} exited (${down.exit!.signal ?? down.exit!.code})`);
+      const ok = await Promise.all(urls.map((u) => fetch(u).then((r) => r.ok, () => false)));
+      return ok.every(Boolean);
+    },
+    { timeoutMs, intervalMs: 100, message: "every service ready" },
+  );
 }
 
 export interface SimMember {
@@ -231,9 +242,8 @@ export async function waitIdle(sql: Sql, ports: Iterable<number>, o: { times?: n
   for (let quiet = 0; quiet < (o.times ?? 3); ) {
     if (Date.now() > deadline) throw new Error("the services did not go idle");
     await sleep(o.everyMs ?? 300);
-    const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
-    const busy = await Promise.all(list.map((p) => controllersBusy(`http://127.0.0.1:${p}/metrics`)));
-    quiet = n === 0 && !busy.some(Boolean) ? quiet + 1 : 0;
+    const [left, busy] = await Promise.all([unpublished(sql), Promise.all(list.map((p) => controllersBusy(`http://127.0.0.1:${p}/metrics`)))]);
+    quiet = left === 0 && !busy.some(Boolean) ? quiet + 1 : 0;
   }
 }
 
