@@ -7,4 +7,5 @@ export * from "./decode.js";
 export * from "./document.js";
 export * from "./defaults.js";
 export * from "./validate.js";
+export * from "./workloads.js";
 export * from "./quantity.js";
