@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import {
   BadRequestError,
   ConflictError,
+  InvalidError,
   apiVersionOf,
   applyDefaults,
+  checkDocument,
   decodeTyped,
   groupKind,
   parseApiVersion,
@@ -13,7 +15,7 @@ import {
   type ResourceType,
 } from "@flotilla/api";
 import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
-import { applyPatch, type PatchType } from "./logic/patch.js";
+import { applyPatch, jsonPatchErrors, type PatchType } from "./logic/patch.js";
 
 export interface AdmissionSettings {
   notReadyTolerationSeconds: number;
@@ -92,10 +94,15 @@ export class ObjectApi {
 
   /**
    * PATCH: applied to the stored object and written with its resourceVersion, retried on a
-   * concurrent write unless the patch itself names a resourceVersion. Apply patches create.
+   * concurrent write unless the patch itself names a resourceVersion. Apply patches create. A
+   * JSON patch's operations are checked before anything is read, and the patched object is
+   * checked like a body (patching can nest deeper than either document).
    */
   async patch(s: Scope, name: string, type: PatchType, patch: unknown, subresource?: "status"): Promise<KubeObject> {
-    if (type !== "json" && !isObj(patch)) throw new BadRequestError("the patch must be a JSON object");
+    if (type === "json" ? !Array.isArray(patch) : !isObj(patch)) throw new BadRequestError(type === "json" ? "a JSON patch must be an array of operations" : "the patch must be a JSON object");
+    const ref = { group: s.type.group, kind: s.type.kind, name };
+    const opErrors = type === "json" ? jsonPatchErrors(patch) : [];
+    if (opErrors.length) throw new InvalidError(ref, opErrors);
     const gk = groupKind(s.type);
     for (let attempt = 0; ; attempt++) {
       const cur = await this.store.get({ gk, namespace: s.namespace, name });
@@ -105,6 +112,7 @@ export class ObjectApi {
       }
       const patched = applyPatch(type, cur, patch);
       if (!isObj(patched)) throw new BadRequestError("the patch did not produce an object");
+      checkDocument(patched, ref);
       const pinned = isObj(patch) && isObj(patch.metadata) && typeof patch.metadata.resourceVersion === "string";
       const meta = isObj(patched.metadata) ? patched.metadata : {};
       if (!pinned) patched.metadata = { ...meta, resourceVersion: cur.metadata.resourceVersion ?? "" };

@@ -4,7 +4,7 @@ import { parse as parseYaml } from "yaml";
 import { BadRequestError, NotFoundError, RESOURCE_TYPES, resourceByPlural, type KubeObject, type ResourceType } from "@flotilla/api";
 import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
-import { PATCH_CONTENT_TYPES } from "../logic/patch.js";
+import { PATCH_MEDIA_TYPES } from "../logic/patch.js";
 import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
 import type { ListQuery, ObjectApi, Scope } from "../objects.js";
 
@@ -191,9 +191,9 @@ export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
       case "PATCH": {
         if (!p.name) throw new MethodNotAllowedError(`PATCH needs an object name`);
         const ct = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-        const type = PATCH_CONTENT_TYPES[ct];
-        if (!type) throw new UnsupportedMediaTypeError(`the media type ${JSON.stringify(ct)} is not a patch type: use one of ${Object.keys(PATCH_CONTENT_TYPES).join(", ")}`);
-        return api.patch(s, p.name, type, parseBody(req), sub);
+        const pt = PATCH_MEDIA_TYPES.get(ct);
+        if (!pt) throw new UnsupportedMediaTypeError(`the media type ${JSON.stringify(ct)} is not a patch type: use one of ${[...PATCH_MEDIA_TYPES.keys()].join(", ")}`);
+        return api.patch(s, p.name, pt.type, parseBody(req), sub);
       }
       case "DELETE": {
         if (!p.name) throw new MethodNotAllowedError("deleting a whole collection is not supported");
