@@ -3,6 +3,7 @@ import {
   BadRequestError,
   ConflictError,
   InvalidError,
+  NotFoundError,
   apiVersionOf,
   applyDefaults,
   checkDocument,
@@ -10,6 +11,7 @@ import {
   groupKind,
   parseApiVersion,
   permanentIDLabel,
+  stringProblem,
   validateObject,
   type KubeObject,
   type ResourceType,
@@ -36,6 +38,26 @@ export interface ListQuery {
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The namespace and name a request addresses (URL segments, a gRPC key), checked before anything
+ * reads the store: one no object can have (a NUL, a lone surrogate: stringProblem) names nothing,
+ * a 404 as for any absent object.
+ */
+export function checkKey(t: Pick<ResourceType, "group" | "kind">, namespace: string, name?: string): void {
+  if (namespace && stringProblem(namespace)) throw new NotFoundError({ group: "", kind: "namespaces", name: namespace });
+  if (name && stringProblem(name)) throw new NotFoundError({ group: t.group, kind: t.kind, name });
+}
+
+/** Request parameters (a query, a gRPC request's strings): one the store could not take is a 400 naming it. */
+export function checkParameters(params: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(params)) {
+    for (const s of Array.isArray(v) ? v : [v]) {
+      const why = typeof s === "string" ? stringProblem(s) : undefined;
+      if (why) throw new BadRequestError(`the parameter ${JSON.stringify(k)} ${why}`, [{ field: k, reason: "FieldValueInvalid", message: `Invalid value: ${why}` }]);
+    }
+  }
+}
 
 /**
  * The API's operations on one kind, with admission (decode, defaults, validation) shared by
@@ -138,6 +160,9 @@ export class ObjectApi {
       throw new BadRequestError(`the body is a ${kind} (${apiVersion}) but the URL is for ${t.kind} (${apiVersionOf(t)})`, [
         { field: "kind", reason: "FieldValueInvalid", message: `must be ${t.kind}` },
       ]);
+    }
+    if (body.metadata !== undefined && body.metadata !== null && !isObj(body.metadata)) {
+      throw new InvalidError({ group: t.group, kind: t.kind, name }, [{ field: "metadata", reason: "FieldValueTypeInvalid", message: "Invalid value: must be of type object" }]);
     }
     const metadata = isObj(body.metadata) ? { ...body.metadata } : {};
     if (t.namespaced) {
