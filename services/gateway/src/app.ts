@@ -111,7 +111,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: database unreachable")));
   http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 
-  const grpcServer = new grpc.Server();
+  // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
+  const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
   grpcServer.addService(objectServiceDefinition, objectServiceHandlers(api, deps.log.child({ component: "grpc" })));
 
   let grpcBound = false;
