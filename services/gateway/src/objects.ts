@@ -115,10 +115,11 @@ export class ObjectApi {
   }
 
   /**
-   * PATCH: applied to the stored object and written with its resourceVersion, retried on a
-   * concurrent write unless the patch itself names a resourceVersion. Apply patches create. A
-   * JSON patch's operations are checked before anything is read, and the patched object is
-   * checked like a body (patching can nest deeper than either document).
+   * PATCH: applied to the stored object (as patchBase shows it) and written with its
+   * resourceVersion, retried on a concurrent write unless the patch itself names a
+   * resourceVersion. Apply patches create. The patch document reaches here decoded (no forbidden
+   * keys, bounded depth); a JSON patch's operations are checked before anything is read, and the
+   * patched object is checked again (patching can nest deeper than either document).
    */
   async patch(s: Scope, name: string, type: PatchType, patch: unknown, subresource?: "status"): Promise<KubeObject> {
     if (type === "json" ? !Array.isArray(patch) : !isObj(patch)) throw new BadRequestError(type === "json" ? "a JSON patch must be an array of operations" : "the patch must be a JSON object");
@@ -132,7 +133,7 @@ export class ObjectApi {
         if (type === "apply") return this.create(s, patch);
         return this.store.mustGet({ gk, namespace: s.namespace, name });
       }
-      const patched = applyPatch(type, cur, patch);
+      const patched = applyPatch(type, this.patchBase(s, cur), patch);
       if (!isObj(patched)) throw new BadRequestError("the patch did not produce an object");
       checkDocument(patched, ref);
       const pinned = isObj(patch) && isObj(patch.metadata) && typeof patch.metadata.resourceVersion === "string";
@@ -144,6 +145,11 @@ export class ObjectApi {
         if (!(e instanceof ConflictError) || pinned || attempt >= 5) throw e;
       }
     }
+  }
+
+  /** The object a patch applies to: the stored one (GuardedObjectApi shows a Secret without its values). */
+  protected patchBase(_s: Scope, stored: KubeObject): KubeObject {
+    return stored;
   }
 
   delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
