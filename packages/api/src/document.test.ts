@@ -53,6 +53,10 @@ const decoded: Array<[string, string, DocumentFormat, unknown]> = [
   ["YAML text decodes to its value", "a: [1, b]\nc: {d: null}\n", "yaml", { a: [1, "b"], c: { d: null } }],
   ["YAML 1.1 directives do not bring back 1.1 types (dates stay strings)", "%YAML 1.1\n---\nt: 2001-12-14\n", "yaml", { t: "2001-12-14" }],
   ["no text is no document", "", "json", undefined],
+  ["a YAML body that is JSON decodes as JSON", '{"a": [1, "b"], "c": "\\u00e9"}', "yaml", { a: [1, "b"], c: "é" }],
+  ["a YAML flow mapping that is not JSON still decodes as YAML", "{a: [1, b]}", "yaml", { a: [1, "b"] }],
+  ["a YAML duplicate key takes the last value, as JSON does", "a: 1\na: 2\n", "yaml", { a: 2 }],
+  [`YAML block maps ${MAX_DOCUMENT_DEPTH} levels deep decode`, Array.from({ length: MAX_DOCUMENT_DEPTH }, (_, i) => " ".repeat(i) + "a:").join("\n") + " 1", "yaml", nest(MAX_DOCUMENT_DEPTH)],
 ];
 for (const [name, text, format, want] of decoded) test(name, () => assert.deepEqual(decodeDocument(text, format, REF), want));
 
@@ -60,8 +64,9 @@ const refused: Array<[string, string, DocumentFormat, typeof BadRequestError | t
   ["malformed JSON is a BadRequestError", "{not json", "json", BadRequestError],
   ["malformed YAML is a BadRequestError", "a: [unclosed", "yaml", BadRequestError],
   ["YAML with two documents is a BadRequestError", "--- a\n--- b\n", "yaml", BadRequestError],
-  ["YAML with a duplicate key is a BadRequestError", "a: 1\na: 2\n", "yaml", BadRequestError],
-  ["YAML nested beyond the parser's stack is a BadRequestError", "a: " + "[".repeat(5000), "yaml", BadRequestError],
+  ["YAML flow collections nested 100,000 deep are refused as they are read", "a: " + "[".repeat(100_000), "yaml", BadRequestError],
+  ["YAML block sequences nested a million deep are refused as they are read", "- ".repeat(1_000_000) + "x", "yaml", BadRequestError],
+  ["YAML block maps nested 2,000 deep are refused as they are read", Array.from({ length: 2000 }, (_, i) => " ".repeat(i) + "a:").join("\n") + " 1", "yaml", BadRequestError],
   ["JSON nested 100,000 levels deep is an InvalidError, not a stack overflow", "[".repeat(100_000) + "]".repeat(100_000), "json", InvalidError],
   ["a YAML alias that contains itself is an InvalidError", "a: &a [*a]\n", "yaml", InvalidError],
   ["a YAML alias bomb is a BadRequestError", "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${Array(10).fill(i ? `*b${i - 1}` : "*a").join(",")}]`).join("\n"), "yaml", BadRequestError],

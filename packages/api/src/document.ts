@@ -16,7 +16,7 @@
  * Syntax errors are a BadRequestError (400); every other problem an InvalidError (422) naming the
  * fields (at most MAX_DOCUMENT_ERRORS of them).
  */
-import { parse as parseYaml } from "yaml";
+import { Composer, Lexer, Parser, type Document } from "yaml";
 import { BadRequestError, InvalidError, type FieldError, type ResourceRef } from "./errors.js";
 
 /** Levels of nesting a document may have (the object itself is level 1). */
@@ -112,11 +112,54 @@ export function checkDocument(value: unknown, ref: ResourceRef): void {
   if (errs.length) throw new InvalidError(ref, errs);
 }
 
+/**
+ * How much deeper than the document the YAML parser's stack runs (the document itself, a
+ * collection's pending value): text nested beyond MAX_DOCUMENT_DEPTH plus this is refused as it
+ * is read.
+ */
+const YAML_STACK_SLACK = 8;
+
+/**
+ * YAML text as a value: one document in the 1.2 core schema, without merge keys, at most 100
+ * alias expansions. The parser (iterative) is watched as it reads, so text nested deeper than
+ * the document limit never reaches the composer, which recurses: a few thousand levels overflow
+ * the stack, and an overflow inside V8's regular-expression compiler aborts the process. Keys
+ * are not checked for uniqueness (the last one wins, as JSON.parse does): yaml's check is
+ * quadratic, tens of seconds for a 3 MiB map.
+ */
+function parseYaml(text: string): unknown {
+  const options = { schema: "core", merge: false, uniqueKeys: false, logLevel: "error" } as const;
+  const lexer = new Lexer();
+  const parser = new Parser();
+  function* tokens() {
+    for (const lexeme of lexer.lex(text)) {
+      yield* parser.next(lexeme);
+      if (parser.stack.length > MAX_DOCUMENT_DEPTH + YAML_STACK_SLACK) throw new Error(`nested more than ${MAX_DOCUMENT_DEPTH} levels deep`);
+    }
+    yield* parser.end();
+  }
+  let doc: Document.Parsed | undefined;
+  for (const d of new Composer(options).compose(tokens(), true, text.length)) {
+    if (doc) throw new Error("the body holds more than one YAML document");
+    doc = d;
+  }
+  if (doc!.errors.length) throw doc!.errors[0];
+  return doc!.toJS({ maxAliasCount: 100 });
+}
+
 /** Parses JSON or YAML text; a syntax error (or input the parser cannot handle) is a BadRequestError. */
 export function parseDocument(text: string, format: DocumentFormat): unknown {
   try {
-    // YAML: one document, the 1.2 core schema, no merge keys, at most 100 alias expansions
-    return format === "yaml" ? parseYaml(text, { schema: "core", merge: false, maxAliasCount: 100, uniqueKeys: true, logLevel: "error" }) : JSON.parse(text);
+    if (format === "json") return JSON.parse(text);
+    // JSON is YAML: a body that parses as JSON (what kubectl sends, server-side apply included) skips the slower YAML parser
+    if (/^\s*[[{]/.test(text)) {
+      try {
+        return JSON.parse(text);
+      } catch {
+        // YAML flow style, not JSON
+      }
+    }
+    return parseYaml(text);
   } catch (e) {
     const first = e instanceof Error ? e.message.split("\n")[0]!.slice(0, 200) : String(e);
     throw new BadRequestError(`the request body is not valid ${format === "yaml" ? "YAML" : "JSON"}: ${first}`, [], { cause: e });
