@@ -278,7 +278,7 @@ function hostileValue(r: Rng): unknown {
   if (roll < 4) return r.pick(HOSTILE_VALUES);
   if (roll < 6) return r.pick(HOSTILE_STRINGS);
   if (roll < 8) return randomJson(r, 4);
-  if (roll < 9) return nest(r.pick([50, 99, 101, 150, 3000]), r.pick(HOSTILE_VALUES), r.chance(0.5));
+  if (roll < 9) return nest(r.pick([40, 44, 45, 46, 50, 99, 101, 3000]), r.pick(HOSTILE_VALUES), r.chance(0.5));
   return r.chance(0.8) ? "x".repeat(r.pick([1000, 70_000, 300_000])) : "y".repeat(3 * 1024 * 1024 + 10);
 }
 

@@ -11,7 +11,7 @@
  *   field name can reach an object's prototype (no Kubernetes or Karmada schema uses them; the
  *   price is that a ConfigMap or label key of that name is refused too);
  * - at most MAX_DOCUMENT_DEPTH levels of nesting, so nothing downstream (defaulting, patching,
- *   cloning) can run out of stack.
+ *   cloning) can run out of stack, and every object can be read back over gRPC.
  *
  * Syntax errors are a BadRequestError (400); every other problem an InvalidError (422) naming the
  * fields (at most MAX_DOCUMENT_ERRORS of them).
@@ -19,8 +19,15 @@
 import { Composer, Lexer, Parser, type Document } from "yaml";
 import { BadRequestError, InvalidError, type FieldError, type ResourceRef } from "./errors.js";
 
-/** Levels of nesting a document may have (the object itself is level 1). */
-export const MAX_DOCUMENT_DEPTH = 100;
+/**
+ * Levels of nesting a document may have (the object itself is level 1). Kubernetes objects stay
+ * far below it (a Deployment about 12, Karmada's deepest CRD about 24). The number is what gRPC
+ * allows: protobuf readers stop at 100 nested messages (protobuf-es, C++, Java and Python by
+ * default), google.protobuf.Struct spends two per JSON level, and a template inside a Work, the
+ * deepest place one travels (WatchEvent, Object, Work, WorkSpec, WorkloadTemplate), six more: 47
+ * levels is the most every client can read.
+ */
+export const MAX_DOCUMENT_DEPTH = 47;
 /** Bytes a request may carry, Kubernetes' default request limit (3 MiB). */
 export const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 /** Problems reported for one document at most; the rest are left out. */

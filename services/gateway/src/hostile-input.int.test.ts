@@ -2,7 +2,8 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
-import { CreateRequestSchema, GetRequestSchema, ObjectService, UpdateRequestSchema, grpcServiceDefinition } from "@flotilla/proto";
+import { CreateRequestSchema, GetRequestSchema, ListRequestSchema, ObjectService, UpdateRequestSchema, grpcServiceDefinition } from "@flotilla/proto";
+import { MAX_DOCUMENT_DEPTH } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
@@ -135,14 +136,14 @@ describe("hostile input", () => {
     assert.equal(await writes(), n);
   });
 
-  test("a body nested deeper than 100 levels is a 422, and one over 3 MiB a 413 RequestEntityTooLarge Status", async () => {
+  test("a body nested deeper than the limit is a 422, and one over 3 MiB a 413 RequestEntityTooLarge Status", async () => {
     const deep = '{"a":'.repeat(3000) + "1" + "}".repeat(3000);
     rejected(await inject("POST", DEPLOY, `{"metadata":{"name":"deep"},"spec":${deep}}`), 422);
     rejected(await inject("PATCH", `${DEPLOY}/web`, `{"spec":${deep}}`, "application/merge-patch+json"), 422);
     rejected(await inject("POST", DEPLOY, "a: " + "[".repeat(3000), "application/yaml"), 400);
     // patching can nest deeper than either document: the result is checked too
-    const ninety = JSON.parse('{"a":'.repeat(90) + "1" + "}".repeat(90));
-    rejected(await inject("PATCH", `${DEPLOY}/web`, [{ op: "add", path: "/spec/x", value: ninety }, { op: "add", path: "/spec/x" + "/a".repeat(89), value: ninety }], "application/json-patch+json"), 422);
+    const forty = JSON.parse('{"a":'.repeat(40) + "1" + "}".repeat(40));
+    rejected(await inject("PATCH", `${DEPLOY}/web`, [{ op: "add", path: "/spec/x", value: forty }, { op: "add", path: "/spec/x" + "/a".repeat(39), value: forty }], "application/json-patch+json"), 422);
     const big = rejected(await inject("POST", DEPLOY, { ...deployment("big"), data: "x".repeat(3 * 1024 * 1024) }), 413);
     assert.equal(big.reason, "RequestEntityTooLarge");
   });
@@ -172,6 +173,14 @@ describe("hostile input", () => {
     assert.equal(await writes(), n);
     const ok = await inject("POST", DEPLOY, deployment("good-cpu", { containers: [{ name: "c", image: "nginx", resources: { requests: { cpu: "100m", memory: 67108864 }, limits: { cpu: 1 } } }] }));
     assert.equal(ok.statusCode, 201, ok.body);
+  });
+
+  test("every object the REST API accepts can be listed over gRPC, however deep it is nested", async () => {
+    const cm = (name: string, levels: number) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: JSON.parse('{"a":'.repeat(levels - 1) + "1" + "}".repeat(levels - 1)) });
+    assert.equal((await inject("POST", "/api/v1/namespaces/deep/configmaps", cm("at-limit", MAX_DOCUMENT_DEPTH))).statusCode, 201);
+    rejected(await inject("POST", "/api/v1/namespaces/deep/configmaps", cm("over-limit", MAX_DOCUMENT_DEPTH + 1)), 422);
+    const list = await grpcCall(client, "list", create(ListRequestSchema, { key: { apiVersion: "v1", kind: "ConfigMap", namespace: "deep" } }));
+    assert.equal(grpc.status[list.code], "OK", list.details);
   });
 
   test("a JSON patch test of a Secret's value answers the same for the right and a wrong guess", async () => {
