@@ -176,7 +176,7 @@ function httpProblem(c: HttpCase, a: HttpAnswer): string | undefined {
     return `answered ${a.status} without a JSON body: ${a.body.slice(0, 300)}`;
   }
   if (s.kind !== "Status" || s.code !== a.status) return `answered ${a.status} without a Status: ${a.body.slice(0, 300)}`;
-  if (s.reason === "Invalid" && (!s.details?.causes?.length || s.details.causes.some((x) => typeof x.field !== "string"))) return `an Invalid Status without causes naming fields: ${a.body.slice(0, 300)}`;
+  if (s.reason === "Invalid" && (!s.details?.causes?.length || s.details.causes.some((x) => typeof x.field !== "string" || x.field === ""))) return `an Invalid Status without causes naming fields: ${a.body.slice(0, 300)}`;
   return undefined;
 }
 

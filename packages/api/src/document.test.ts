@@ -74,6 +74,11 @@ const refused: Array<[string, string, DocumentFormat, typeof BadRequestError | t
   ["a JSON __proto__ key is an InvalidError naming it", '{"metadata":{"__proto__":{"polluted":1}}}', "json", InvalidError, "metadata.__proto__"],
   ["a YAML NUL escape is an InvalidError naming the field", 'a: "x\\0y"\n', "yaml", InvalidError, "a"],
   ["YAML .nan is an InvalidError naming the field", "a: .nan\n", "yaml", InvalidError, "a"],
+  ["a body that is a bare string is a BadRequestError, whatever it holds", '"\\u0000"', "json", BadRequestError],
+  ["a body that is a number is a BadRequestError", "5", "json", BadRequestError],
+  ["a body that is null is a BadRequestError", "null", "json", BadRequestError],
+  ["a YAML body that is only a comment is a BadRequestError", "# nothing\n", "yaml", BadRequestError],
+  ["a YAML body that is .inf is a BadRequestError", ".inf", "yaml", BadRequestError],
 ];
 for (const [name, text, format, cls, field] of refused) {
   test(name, () => {

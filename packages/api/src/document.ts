@@ -175,11 +175,13 @@ export function parseDocument(text: string, format: DocumentFormat): unknown {
 
 /**
  * Decodes a request body about `ref`: parsed as `format`, then checked as a safe JSON document
- * (BadRequestError for bad syntax, InvalidError naming the fields otherwise). Empty text is undefined.
+ * (BadRequestError for bad syntax or a body that is not an object or a list, InvalidError naming
+ * the fields otherwise). Empty text is undefined.
  */
 export function decodeDocument(text: string, format: DocumentFormat, ref: ResourceRef): unknown {
   if (text === "") return undefined;
   const value = parseDocument(text, format);
+  if (typeof value !== "object" || value === null) throw new BadRequestError(`the request body must be a JSON object (or a list, for a JSON patch), not ${value === null ? "null" : typeof value}`);
   checkDocument(value, ref);
   return value;
 }
