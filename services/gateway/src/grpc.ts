@@ -121,13 +121,15 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
     Promise.resolve(call.request)
       .then((req) => (rejectMalformed(req), fn(req)))
       .then(
-      (r) => cb(null, r),
-      (e) => {
-        const ge = toGrpcError(e);
-        if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
-        cb(ge);
-      },
-    );
+        (r) => cb(null, r),
+        (e) => {
+          const ge = toGrpcError(e);
+          if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
+          cb(ge);
+        },
+      )
+      // a failure to answer (as a Metadata.set that threw once did) is logged, never an unhandled rejection that ends the process
+      .catch((err: unknown) => log.error({ err }, "grpc answer failed"));
   };
   return {
     get: unary(async (req: { key?: ObjectKey }) => toProtoObject(await api.get(scopeOf(req.key), req.key!.name))),
@@ -158,7 +160,7 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
       const ac = new AbortController();
       call.on("cancelled", () => ac.abort());
       call.on("close", () => ac.abort());
-      void (async () => {
+      (async () => {
         try {
           rejectMalformed(call.request);
           checkParameters({ labelSelector: call.request.labelSelector, resourceVersion: call.request.resourceVersion });
@@ -172,7 +174,7 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
         } catch (e) {
           call.destroy(toGrpcError(e));
         }
-      })();
+      })().catch((err: unknown) => log.error({ err }, "grpc watch failed"));
     },
   };
 }
