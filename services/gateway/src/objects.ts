@@ -100,8 +100,9 @@ export class ObjectApi {
     let obj = this.envelope(s, body, name);
     const current = await this.get(s, name);
     if (subresource) {
-      // only the status is taken from the request; it is checked as part of the stored object
-      obj = this.admit(s.type, { ...current, status: obj.status, metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, true);
+      // only the status is taken from the request (none clears it); it is checked as part of the stored object
+      const { status: _stored, ...rest } = current;
+      obj = this.admit(s.type, { ...rest, ...(obj.status === undefined ? {} : { status: obj.status }), metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, true);
       return this.store.updateStatus(obj);
     }
     const idLabel = permanentIDLabel(s.type.kind);
