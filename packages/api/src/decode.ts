@@ -105,9 +105,9 @@ function scalarError(t: ScalarType, v: unknown, path: string): FieldError | unde
   }
 }
 
-function checkValue(field: DescField, kind: "scalar" | "enum" | "message", v: unknown, path: string, errs: FieldError[]): void {
+function checkValue(field: DescField, kind: "scalar" | "enum" | "message", v: unknown, path: string, errs: FieldError[], strict: boolean): void {
   if (kind === "message") {
-    checkMessage(field.message!, v, path, errs);
+    checkMessage(field.message!, v, path, errs, strict);
   } else if (kind === "enum") {
     if (typeof v !== "string" && typeof v !== "number") errs.push(typeError(path, v, "string"));
   } else {
@@ -128,7 +128,7 @@ function checkTimestamp(v: unknown, path: string, errs: FieldError[]): void {
   }
 }
 
-function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldError[]): void {
+function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldError[], strict: boolean): void {
   if (v === null) return; // JSON null: the field is unset
   switch (desc.typeName) {
     case "google.protobuf.Timestamp":
@@ -159,7 +159,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
     const p = child(path, name);
     const f = fields.get(name);
     if (!f) {
-      errs.push({ field: p, reason: "FieldValueUnknown", message: `unknown field "${p}"` });
+      if (strict) errs.push({ field: p, reason: "FieldValueUnknown", message: `unknown field "${p}"` });
       continue;
     }
     if (value === null || value === undefined) continue; // unset
@@ -167,7 +167,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
       case "scalar":
       case "enum":
       case "message":
-        checkValue(f, f.fieldKind, value, p, errs);
+        checkValue(f, f.fieldKind, value, p, errs, strict);
         break;
       case "list":
         if (!Array.isArray(value)) {
@@ -177,7 +177,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
         value.forEach((item, i) => {
           const ip = `${p}[${i}]`;
           if (item === null) errs.push({ field: ip, reason: "FieldValueInvalid", message: "Invalid value: null: list items must not be null" });
-          else checkValue(f, f.listKind, item, ip, errs);
+          else checkValue(f, f.listKind, item, ip, errs, strict);
         });
         break;
       case "map":
@@ -191,7 +191,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
             errs.push({ field: kp, reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(k)}: invalid map key` });
           }
           if (item === null) errs.push({ field: kp, reason: "FieldValueInvalid", message: "Invalid value: null: map values must not be null" });
-          else checkValue(f, f.mapKind, item, kp, errs);
+          else checkValue(f, f.mapKind, item, kp, errs, strict);
         }
         break;
     }
@@ -202,11 +202,13 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
  * Every way `json` fails to be the JSON form of `schema`: unknown fields (only JSON names are accepted),
  * wrong types, out-of-range integers, malformed timestamps. Paths look like `spec.resourceSelectors[0].kind`
  * and `metadata.labels[app]`. An empty list means `fromJson` will accept the value.
+ * `unknownFields: "ignore"` checks only the fields the schema knows (for objects Kubernetes
+ * defines more fields of than Flotilla reads, such as a template's ObjectMeta).
  */
-export function jsonShapeErrors(schema: DescMessage, json: unknown, path = ""): FieldError[] {
+export function jsonShapeErrors(schema: DescMessage, json: unknown, path = "", opts: { unknownFields?: "reject" | "ignore" } = {}): FieldError[] {
   const errs: FieldError[] = [];
   if (!isObject(json)) errs.push(typeError(path, json, "object"));
-  else checkMessage(schema, json, path, errs);
+  else checkMessage(schema, json, path, errs, opts.unknownFields !== "ignore");
   return errs;
 }
 

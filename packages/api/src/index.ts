@@ -4,6 +4,8 @@ export * from "./resources.js";
 export * from "./labels.js";
 export * from "./names.js";
 export * from "./decode.js";
+export * from "./document.js";
 export * from "./defaults.js";
 export * from "./validate.js";
+export * from "./workloads.js";
 export * from "./quantity.js";

@@ -15,10 +15,12 @@ import type {
   TaintJson,
   TolerationJson,
 } from "@flotilla/proto";
+import { ObjectMetaSchema } from "@flotilla/proto";
 import { jsonShapeErrors, schemaFor } from "./decode.js";
 import { InvalidError, type FieldError } from "./errors.js";
 import { ProviderField, RegionField, ZoneField } from "./names.js";
 import type { ResourceType } from "./resources.js";
+import { workloadErrors } from "./workloads.js";
 import type {
   AnyPropagationPolicy,
   AnyResourceBinding,
@@ -627,6 +629,7 @@ export function validateWork(work: Work): FieldError[] {
     if (typeof manifest.kind !== "string" || !manifest.kind) errs.push(fieldRequired(child(p, "kind")));
     const meta = manifest.metadata as Record<string, unknown> | undefined;
     if (typeof meta?.name !== "string" || !meta.name) errs.push(fieldRequired(child(child(p, "metadata"), "name")));
+    errs.push(...workloadErrors(manifest as KubeObject, p));
   });
   return errs;
 }
@@ -636,10 +639,13 @@ export function validateWork(work: Work): FieldError[] {
 /**
  * Validates an object of `resourceType` the way Karmada's validating webhooks and CRD schemas would,
  * throwing one InvalidError that lists every problem. Typed kinds are first checked against their proto
- * schema (so undecoded input fails cleanly); opaque templates get metadata validation only.
+ * schema (so undecoded input fails cleanly); opaque templates get their metadata checked (the
+ * types of the fields ObjectMeta defines, then the values) and, for workloads, the fields
+ * Flotilla reads (workloads.ts).
  */
 export function validateObject(resourceType: ResourceType, obj: KubeObject): void {
-  const ref = { group: resourceType.group, kind: resourceType.kind, name: obj?.metadata?.name };
+  const name = obj?.metadata?.name;
+  const ref = { group: resourceType.group, kind: resourceType.kind, name: typeof name === "string" ? name : undefined };
   const schema = schemaFor(resourceType);
   if (schema) {
     const shape = jsonShapeErrors(schema, obj);
@@ -662,8 +668,11 @@ export function validateObject(resourceType: ResourceType, obj: KubeObject): voi
     case "Cluster":
       errs.push(...validateCluster(obj as Cluster));
       break;
-    default:
-      errs.push(...validateObjectMeta(obj.metadata, resourceType));
+    default: {
+      const shape = jsonShapeErrors(ObjectMetaSchema, obj.metadata ?? {}, "metadata", { unknownFields: "ignore" });
+      if (shape.length) throw new InvalidError(ref, shape);
+      errs.push(...validateObjectMeta(obj.metadata, resourceType), ...workloadErrors(obj));
+    }
   }
   if (errs.length) throw new InvalidError(ref, errs);
 }

@@ -35,6 +35,21 @@ describe("object store", () => {
     assert.deepEqual(await store.get({ gk: "apps/Deployment", namespace: "default", name: "web" }), o);
   });
 
+  test("a write whose expected resourceVersion is no number is a Conflict, and the writes batched with it succeed", async () => {
+    const made = await Promise.all(["rv-a", "rv-b", "rv-c"].map((n) => store.create(cm(n))));
+    const results = await Promise.allSettled([
+      store.update({ ...made[0]!, data: { a: "2" }, metadata: { ...made[0]!.metadata, resourceVersion: "abc" } }),
+      store.delete({ gk: "/ConfigMap", namespace: "default", name: "rv-b" }, { resourceVersion: "99999999999999999999" }),
+      store.update({ ...made[2]!, data: { a: "2" } }),
+      store.delete({ gk: "/ConfigMap", namespace: "default", name: "rv-gone" }, { resourceVersion: "-1" }),
+    ]);
+    assert.deepEqual(
+      results.map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).name)),
+      ["ConflictError", "ConflictError", "ok", "NotFoundError"],
+    );
+    assert.deepEqual((await store.get({ gk: "/ConfigMap", namespace: "default", name: "rv-a" }))!.data, { a: "1" });
+  });
+
   test("updateWithStatus writes the spec and the status in one change, with one generation step", async () => {
     const o = await store.create(deploy("both", 1));
     const [{ n: before }] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE name = 'both'`;

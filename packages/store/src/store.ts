@@ -161,6 +161,18 @@ interface WriteResult {
 /** Errors after which a batch is simply sent again: a cascade met a newer version (FL001), a deadlock between batches. */
 const RETRY_CODES = new Set(["FL001", "40P01"]);
 
+/**
+ * The expected resourceVersion of a write as the database compares it (a bigint): one that is no
+ * positive 64-bit decimal (a client's "abc") matches no object, so it is sent as 0, which no
+ * object has (resourceVersions are transaction ids) and fails like any stale one (409 Conflict,
+ * or 404 when the object is gone). Sent as it is, it would fail its cast and with it every write
+ * batched in the same statement.
+ */
+function expectedVersion(rv: unknown): string | null {
+  if (rv === undefined || rv === null || rv === "") return null;
+  return typeof rv === "string" && /^[1-9][0-9]{0,18}$/.test(rv) && BigInt(rv) <= 9223372036854775807n ? rv : "0";
+}
+
 const lockOrder = (op: WriteOp) => `${op.ref.gk}\u0000${op.ref.namespace ?? ""}\u0000${op.ref.name}`;
 
 /** Rows per list query (a page reads `limit + 1` first and doubles up to this while the selector filters rows out). */
@@ -442,7 +454,7 @@ export class ObjectStore {
 
   private async replace<T extends KubeObject>(obj: T, part: "spec" | "status" | "all"): Promise<T> {
     const ref = refOf(obj);
-    const r = await this.call({ op: "update", part, ref, expectedRv: obj.metadata.resourceVersion || null, uid: obj.metadata.uid || null, body: obj });
+    const r = await this.call({ op: "update", part, ref, expectedRv: expectedVersion(obj.metadata.resourceVersion), uid: obj.metadata.uid || null, body: obj });
     return this.outcome(ref, r, obj.metadata.uid) as T;
   }
 
@@ -452,7 +464,7 @@ export class ObjectStore {
    * object as of after the call.
    */
   async delete(ref: ObjectRef, opts: WriteOptions = {}): Promise<KubeObject | undefined> {
-    const r = await this.call({ op: "delete", ref, expectedRv: opts.resourceVersion || null, uid: opts.uid || null });
+    const r = await this.call({ op: "delete", ref, expectedRv: expectedVersion(opts.resourceVersion), uid: opts.uid || null });
     return this.outcome(ref, r, opts.uid);
   }
 

@@ -1,12 +1,14 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Socket } from "node:net";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
 import * as grpc from "@grpc/grpc-js";
 import { Registry, collectDefaultMetrics, Counter, Histogram } from "prom-client";
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
 import { ObjectApi, type AdmissionSettings } from "./objects.js";
 import { GuardedObjectApi } from "./admission/object-api.js";
-import { registerKubeRoutes } from "./http/routes.js";
-import { toHttpError } from "./logic/status.js";
+import { MAX_REQUEST_BYTES } from "@flotilla/api";
+import { BODY_MEDIA_TYPES, mediaType, registerKubeRoutes } from "./http/routes.js";
+import { UnsupportedMediaTypeError, toHttpError } from "./logic/status.js";
 import { openApiDocument } from "./logic/openapi.js";
 import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
@@ -33,17 +35,26 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-const RAW_TYPES = [
-  "application/json",
-  "application/yaml",
-  "application/x-yaml",
-  "text/yaml",
-  "application/merge-patch+json",
-  "application/strategic-merge-patch+json",
-  "application/json-patch+json",
-  "application/apply-patch+yaml",
-  "application/apply-patch+json",
-];
+/** Answers an error as a Kubernetes Status (toHttpError); a 5xx is logged, its body says nothing of the cause. */
+function sendError(reply: FastifyReply, err: unknown): void {
+  const mapped = toHttpError(err);
+  if (mapped.code >= 500) reply.log.error({ err }, "request failed");
+  void reply.code(mapped.code).type("application/json").send(mapped.body);
+}
+
+/**
+ * A request that node's HTTP parser rejects (a malformed request line or header, headers too
+ * large, a timeout) is answered with a Status before the connection is closed (fastify's default
+ * answers in its own shape).
+ */
+function statusOnClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const [code, reason, message] =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT" ? [408, "Timeout", "the request timed out"] : err.code === "HPE_HEADER_OVERFLOW" ? [431, "BadRequest", "the request headers are too large"] : [400, "BadRequest", "the request is not valid HTTP"];
+  const body = JSON.stringify({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message, reason, code });
+  if (socket.writable) socket.write(`HTTP/1.1 ${code} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy(err);
+}
 
 export function buildGateway(deps: GatewayDeps): Gateway {
   // member credentials: Secret values never leave the gateway; inline Cluster tokens move into Secrets
@@ -51,13 +62,17 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   const http: FastifyInstance = Fastify({
     loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 3 * 1024 * 1024,
+    // Kubernetes' request limit: a bigger body is a 413 RequestEntityTooLarge Status
+    bodyLimit: MAX_REQUEST_BYTES,
+    // errors fastify answers before a route runs (a malformed percent-escape, a too long URL) as Status bodies
+    frameworkErrors: (err, _req, reply) => sendError(reply, err),
+    clientErrorHandler: statusOnClientError,
   });
 
-  // Bodies are parsed by the routes (JSON or YAML), so that malformed input is a Status 400.
+  // Bodies are decoded by the routes (decodeDocument: JSON or YAML by media type), so that
+  // malformed input is a Status 400/422; a media type no route reads is fastify's 415.
   http.removeAllContentTypeParsers();
-  http.addContentTypeParser(RAW_TYPES, { parseAs: "string" }, (_req, body, done) => done(null, body));
-  http.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+  http.addContentTypeParser([...BODY_MEDIA_TYPES], { parseAs: "string" }, (_req, body, done) => done(null, body));
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -75,14 +90,9 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   });
 
   http.setErrorHandler((err, req, reply) => {
-    const e = err as Error & { statusCode?: number; code?: string };
-    // fastify's own client errors (body too large, bad content) keep their 4xx, in Status form
-    const mapped =
-      e.statusCode && e.statusCode >= 400 && e.statusCode < 500 && !["NotFoundError", "AlreadyExistsError", "ConflictError", "InvalidError", "BadRequestError", "GoneError", "MethodNotAllowedError", "UnsupportedMediaTypeError"].includes(e.name)
-        ? { code: e.statusCode, body: { apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: e.message, reason: e.statusCode === 413 ? "RequestEntityTooLarge" : e.statusCode === 415 ? "UnsupportedMediaType" : "BadRequest", code: e.statusCode } }
-        : toHttpError(err);
-    if (mapped.code >= 500) req.log.error({ err }, "request failed");
-    void reply.code(mapped.code).type("application/json").send(mapped.body);
+    // fastify's 415 does not say which type came or which are taken
+    const unknownType = (err as { code?: string }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE";
+    sendError(reply, unknownType ? new UnsupportedMediaTypeError(`the body of the request was in an unknown format (${JSON.stringify(mediaType(req))}) - accepted media types include: ${BODY_MEDIA_TYPES.join(", ")}`) : err);
   });
   http.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: `the server could not find the requested resource (${req.method} ${req.url.split("?")[0]})`, reason: "NotFound", code: 404 });
@@ -101,7 +111,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: database unreachable")));
   http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 
-  const grpcServer = new grpc.Server();
+  // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
+  const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
   grpcServer.addService(objectServiceDefinition, objectServiceHandlers(api, deps.log.child({ component: "grpc" })));
 
   let grpcBound = false;

@@ -16,18 +16,18 @@ import {
   type Object$,
   type ObjectKey,
 } from "@flotilla/proto";
-import { BadRequestError, resourceByKind, type KubeObject } from "@flotilla/api";
+import { BadRequestError, InvalidError, KARMADA, apiVersionOf, checkDocument, resourceByKind, type FieldError, type KubeObject, type ResourceType } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { toHttpError } from "./logic/status.js";
-import type { ObjectApi, Scope } from "./objects.js";
+import { checkKey, checkParameters, type ObjectApi, type Scope } from "./objects.js";
 
-const CASES: Record<string, { case: NonNullable<Object$["object"]["case"]>; schema: DescMessage }> = {
-  Cluster: { case: "cluster", schema: ClusterSchema },
-  PropagationPolicy: { case: "propagationPolicy", schema: PropagationPolicySchema },
-  ClusterPropagationPolicy: { case: "clusterPropagationPolicy", schema: ClusterPropagationPolicySchema },
-  ResourceBinding: { case: "resourceBinding", schema: ResourceBindingSchema },
-  ClusterResourceBinding: { case: "clusterResourceBinding", schema: ClusterResourceBindingSchema },
-  Work: { case: "work", schema: WorkSchema },
+const CASES: Record<string, { case: NonNullable<Object$["object"]["case"]>; schema: DescMessage; type: ResourceType }> = {
+  Cluster: { case: "cluster", schema: ClusterSchema, type: KARMADA.cluster },
+  PropagationPolicy: { case: "propagationPolicy", schema: PropagationPolicySchema, type: KARMADA.propagationPolicy },
+  ClusterPropagationPolicy: { case: "clusterPropagationPolicy", schema: ClusterPropagationPolicySchema, type: KARMADA.clusterPropagationPolicy },
+  ResourceBinding: { case: "resourceBinding", schema: ResourceBindingSchema, type: KARMADA.resourceBinding },
+  ClusterResourceBinding: { case: "clusterResourceBinding", schema: ClusterResourceBindingSchema, type: KARMADA.clusterResourceBinding },
+  Work: { case: "work", schema: WorkSchema, type: KARMADA.work },
 };
 
 export function toProtoObject(o: KubeObject): Object$ {
@@ -36,22 +36,53 @@ export function toProtoObject(o: KubeObject): Object$ {
   return create(ObjectSchema, { object: { case: "template", value: o as unknown as JsonObject } });
 }
 
-export function fromProtoObject(o: Object$ | undefined): KubeObject {
+/**
+ * The object of a Create or Update as Kubernetes JSON, checked like a REST body (checkDocument:
+ * safe JSON data only), with `apiVersion` and `kind` strings naming a served kind and the
+ * namespace and name strings: anything else is INVALID_ARGUMENT naming the field.
+ */
+export function fromProtoObject(o: Object$ | undefined): { object: KubeObject; scope: Scope } {
   const v = o?.object;
   if (!v?.case) throw new BadRequestError("object is required", [{ field: "object", reason: "FieldValueRequired", message: "set one of the object kinds" }]);
-  if (v.case === "template") return v.value as unknown as KubeObject;
-  const c = Object.values(CASES).find((x) => x.case === v.case)!;
-  return toJson(c.schema, v.value as never) as unknown as KubeObject;
+  const c = Object.values(CASES).find((x) => x.case === v.case);
+  const obj = (v.case === "template" || !c ? v.value : toJson(c.schema, v.value as never)) as unknown as Record<string, unknown>;
+  // a typed message names its kind by its case: apiVersion and kind may be left out
+  if (c) {
+    obj.apiVersion ||= apiVersionOf(c.type);
+    obj.kind ||= c.type.kind;
+  }
+  const meta = obj.metadata as Record<string, unknown> | undefined;
+  const name = typeof meta?.name === "string" ? meta.name : undefined;
+  const ref = { group: "", kind: typeof obj.kind === "string" ? obj.kind : "", name };
+  checkDocument(obj, ref);
+  const errs: FieldError[] = [];
+  for (const f of ["apiVersion", "kind"] as const) {
+    if (typeof obj[f] !== "string" || obj[f] === "") errs.push({ field: f, reason: obj[f] === undefined ? "FieldValueRequired" : "FieldValueTypeInvalid", message: "must be a non-empty string" });
+  }
+  if (meta !== undefined && meta !== null && (typeof meta !== "object" || Array.isArray(meta))) errs.push({ field: "metadata", reason: "FieldValueTypeInvalid", message: "must be an object" });
+  else {
+    for (const f of ["namespace", "name"] as const) {
+      if (meta?.[f] !== undefined && meta[f] !== null && typeof meta[f] !== "string") errs.push({ field: `metadata.${f}`, reason: "FieldValueTypeInvalid", message: "must be a string" });
+    }
+  }
+  if (errs.length) throw new InvalidError(ref, errs);
+  const object = obj as KubeObject;
+  const scope = scopeOf({ apiVersion: object.apiVersion, kind: object.kind, namespace: object.metadata?.namespace ?? "", name: "" } as ObjectKey);
+  return { object, scope };
 }
 
+/** The kind and namespace a request key names (INVALID_ARGUMENT for an unknown kind, NOT_FOUND for a name no object can have). */
 function scopeOf(key: ObjectKey | undefined): Scope {
   const t = key && resourceByKind(key.apiVersion, key.kind);
   if (!t) throw new BadRequestError(`unknown kind ${JSON.stringify(key?.kind ?? "")} in ${JSON.stringify(key?.apiVersion ?? "")}`, [{ field: "key.kind", reason: "FieldValueNotSupported", message: "not a served kind" }]);
-  return { type: t, namespace: t.namespaced ? key.namespace : "" };
+  const namespace = t.namespaced ? key.namespace : "";
+  checkKey(t, namespace, key.name);
+  return { type: t, namespace };
 }
 
 const GRPC_CODES: Record<number, grpc.status> = {
   400: grpc.status.INVALID_ARGUMENT,
+  413: grpc.status.RESOURCE_EXHAUSTED,
   404: grpc.status.NOT_FOUND,
   405: grpc.status.UNIMPLEMENTED,
   409: grpc.status.ALREADY_EXISTS,
@@ -61,30 +92,49 @@ const GRPC_CODES: Record<number, grpc.status> = {
   503: grpc.status.UNAVAILABLE,
 };
 
-/** The gRPC error for an API error: the code, plus the Kubernetes Status JSON in metadata `status-bin`… kept as text. */
+/** Printable ASCII only (grpc-js refuses anything else in metadata): other characters as \u escapes, which JSON reads back as they were. */
+const ascii = (s: string) => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+/** Messages are cut to this many characters in gRPC errors: they travel in headers, which have a size limit. */
+const MAX_MESSAGE_CHARS = 512;
+const MAX_CAUSES = 20;
+const cut = (s: string | undefined) => (s && s.length > MAX_MESSAGE_CHARS ? `${s.slice(0, MAX_MESSAGE_CHARS)}… (truncated)` : s);
+
+/**
+ * The gRPC error for an API error: the code, and the Kubernetes Status as JSON in the metadata
+ * `k8s-status`. Both travel in HTTP/2 headers, so the texts are ASCII (escaped) and bounded (an
+ * echoed 3 MiB name would exceed every header limit and break the connection).
+ */
 function toGrpcError(e: unknown): grpc.ServiceError {
   const h = toHttpError(e);
   const code = h.body.reason === "Conflict" ? grpc.status.ABORTED : (GRPC_CODES[h.code] ?? grpc.status.INTERNAL);
+  const message = cut(h.body.message) ?? "";
+  const causes = h.body.details?.causes?.slice(0, MAX_CAUSES).map((c) => ({ ...c, field: cut(c.field), message: cut(c.message) }));
+  const body = { ...h.body, message, ...(h.body.details ? { details: { ...h.body.details, name: cut(h.body.details.name), causes } } : {}) };
   const md = new grpc.Metadata();
-  md.set("k8s-status", JSON.stringify(h.body));
-  return Object.assign(new Error(h.body.message ?? ""), { code, details: h.body.message ?? "", metadata: md });
+  md.set("k8s-status", ascii(JSON.stringify(body)));
+  return Object.assign(new Error(message), { code, details: ascii(message), metadata: md });
 }
 
 /** The ObjectService implementation over the same ObjectApi the REST routes use. */
 export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.UntypedServiceImplementation {
   const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
-    fn(call.request).then(
-      (r) => cb(null, r),
-      (e) => {
-        const ge = toGrpcError(e);
-        if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
-        cb(ge);
-      },
-    );
+    Promise.resolve(call.request)
+      .then((req) => (rejectMalformed(req), fn(req)))
+      .then(
+        (r) => cb(null, r),
+        (e) => {
+          const ge = toGrpcError(e);
+          if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
+          cb(ge);
+        },
+      )
+      // a failure to answer (as a Metadata.set that threw once did) is logged, never an unhandled rejection that ends the process
+      .catch((err: unknown) => log.error({ err }, "grpc answer failed"));
   };
   return {
     get: unary(async (req: { key?: ObjectKey }) => toProtoObject(await api.get(scopeOf(req.key), req.key!.name))),
     list: unary(async (req: ListRequest) => {
+      checkParameters({ labelSelector: req.labelSelector, continue: req.continue });
       const r = await api.list(scopeOf(req.key), { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
       return create(ListResponseSchema, {
         resourceVersion: r.resourceVersion,
@@ -94,14 +144,12 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
       });
     }),
     create: unary(async (req: { object?: Object$ }) => {
-      const o = fromProtoObject(req.object);
-      const s = scopeOf({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata?.namespace ?? "", name: "" } as ObjectKey);
-      return toProtoObject(await api.create(s, o));
+      const { object, scope } = fromProtoObject(req.object);
+      return toProtoObject(await api.create(scope, object));
     }),
     update: unary(async (req: { object?: Object$; status: boolean }) => {
-      const o = fromProtoObject(req.object);
-      const s = scopeOf({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata?.namespace ?? "", name: "" } as ObjectKey);
-      return toProtoObject(await api.update(s, o.metadata?.name ?? "", o, req.status ? "status" : undefined));
+      const { object, scope } = fromProtoObject(req.object);
+      return toProtoObject(await api.update(scope, object.metadata?.name ?? "", object, req.status ? "status" : undefined));
     }),
     delete: unary(async (req: { key?: ObjectKey }) => {
       const s = scopeOf(req.key);
@@ -112,8 +160,10 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
       const ac = new AbortController();
       call.on("cancelled", () => ac.abort());
       call.on("close", () => ac.abort());
-      void (async () => {
+      (async () => {
         try {
+          rejectMalformed(call.request);
+          checkParameters({ labelSelector: call.request.labelSelector, resourceVersion: call.request.resourceVersion });
           const s = scopeOf(call.request.key);
           const name = call.request.key?.name;
           for await (const e of await api.watch(s, { labelSelector: call.request.labelSelector || undefined, resourceVersion: call.request.resourceVersion || undefined, signal: ac.signal })) {
@@ -124,9 +174,37 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
         } catch (e) {
           call.destroy(toGrpcError(e));
         }
-      })();
+      })().catch((err: unknown) => log.error({ err }, "grpc watch failed"));
     },
   };
 }
 
-export const objectServiceDefinition = grpcServiceDefinition(ObjectService);
+/** A request whose bytes are not a valid message (answered INVALID_ARGUMENT, not grpc-js's INTERNAL). */
+class MalformedRequest {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * The ObjectService definition, with request decoding that never throws: grpc-js answers
+ * INTERNAL to a deserializer's exception, so a malformed message is handed on as a
+ * MalformedRequest and refused by the handler as INVALID_ARGUMENT.
+ */
+export const objectServiceDefinition: grpc.ServiceDefinition = Object.fromEntries(
+  Object.entries(grpcServiceDefinition(ObjectService)).map(([name, m]) => [
+    name,
+    {
+      ...m,
+      requestDeserialize: (b: Buffer) => {
+        try {
+          return m.requestDeserialize(b);
+        } catch (e) {
+          return new MalformedRequest(e);
+        }
+      },
+    },
+  ]),
+);
+
+function rejectMalformed(req: unknown): void {
+  if (req instanceof MalformedRequest) throw new BadRequestError("the request is not a valid protobuf message", [], { cause: req.error });
+}

@@ -2,18 +2,22 @@ import { randomUUID } from "node:crypto";
 import {
   BadRequestError,
   ConflictError,
+  InvalidError,
+  NotFoundError,
   apiVersionOf,
   applyDefaults,
+  checkDocument,
   decodeTyped,
   groupKind,
   parseApiVersion,
   permanentIDLabel,
+  stringProblem,
   validateObject,
   type KubeObject,
   type ResourceType,
 } from "@flotilla/api";
 import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
-import { applyPatch, type PatchType } from "./logic/patch.js";
+import { applyPatch, jsonPatchErrors, type PatchType } from "./logic/patch.js";
 
 export interface AdmissionSettings {
   notReadyTolerationSeconds: number;
@@ -34,6 +38,26 @@ export interface ListQuery {
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The namespace and name a request addresses (URL segments, a gRPC key), checked before anything
+ * reads the store: one no object can have (a NUL, a lone surrogate: stringProblem) names nothing,
+ * a 404 as for any absent object.
+ */
+export function checkKey(t: Pick<ResourceType, "group" | "kind">, namespace: string, name?: string): void {
+  if (namespace && stringProblem(namespace)) throw new NotFoundError({ group: "", kind: "namespaces", name: namespace });
+  if (name && stringProblem(name)) throw new NotFoundError({ group: t.group, kind: t.kind, name });
+}
+
+/** Request parameters (a query, a gRPC request's strings): one the store could not take is a 400 naming it. */
+export function checkParameters(params: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(params)) {
+    for (const s of Array.isArray(v) ? v : [v]) {
+      const why = typeof s === "string" ? stringProblem(s) : undefined;
+      if (why) throw new BadRequestError(`the parameter ${JSON.stringify(k)} ${why}`, [{ field: k, reason: "FieldValueInvalid", message: `Invalid value: ${why}` }]);
+    }
+  }
+}
 
 /**
  * The API's operations on one kind, with admission (decode, defaults, validation) shared by
@@ -76,8 +100,9 @@ export class ObjectApi {
     let obj = this.envelope(s, body, name);
     const current = await this.get(s, name);
     if (subresource) {
-      // only the status is taken from the request; it is checked as part of the stored object
-      obj = this.admit(s.type, { ...current, status: obj.status, metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, true);
+      // only the status is taken from the request (none clears it); it is checked as part of the stored object
+      const { status: _stored, ...rest } = current;
+      obj = this.admit(s.type, { ...rest, ...(obj.status === undefined ? {} : { status: obj.status }), metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, true);
       return this.store.updateStatus(obj);
     }
     const idLabel = permanentIDLabel(s.type.kind);
@@ -91,11 +116,17 @@ export class ObjectApi {
   }
 
   /**
-   * PATCH: applied to the stored object and written with its resourceVersion, retried on a
-   * concurrent write unless the patch itself names a resourceVersion. Apply patches create.
+   * PATCH: applied to the stored object (as patchBase shows it) and written with its
+   * resourceVersion, retried on a concurrent write unless the patch itself names a
+   * resourceVersion. Apply patches create. The patch document reaches here decoded (no forbidden
+   * keys, bounded depth); a JSON patch's operations are checked before anything is read, and the
+   * patched object is checked again (patching can nest deeper than either document).
    */
   async patch(s: Scope, name: string, type: PatchType, patch: unknown, subresource?: "status"): Promise<KubeObject> {
-    if (type !== "json" && !isObj(patch)) throw new BadRequestError("the patch must be a JSON object");
+    if (type === "json" ? !Array.isArray(patch) : !isObj(patch)) throw new BadRequestError(type === "json" ? "a JSON patch must be an array of operations" : "the patch must be a JSON object");
+    const ref = { group: s.type.group, kind: s.type.kind, name };
+    const opErrors = type === "json" ? jsonPatchErrors(patch) : [];
+    if (opErrors.length) throw new InvalidError(ref, opErrors);
     const gk = groupKind(s.type);
     for (let attempt = 0; ; attempt++) {
       const cur = await this.store.get({ gk, namespace: s.namespace, name });
@@ -103,8 +134,9 @@ export class ObjectApi {
         if (type === "apply") return this.create(s, patch);
         return this.store.mustGet({ gk, namespace: s.namespace, name });
       }
-      const patched = applyPatch(type, cur, patch);
+      const patched = applyPatch(type, this.patchBase(s, cur), patch);
       if (!isObj(patched)) throw new BadRequestError("the patch did not produce an object");
+      checkDocument(patched, ref);
       const pinned = isObj(patch) && isObj(patch.metadata) && typeof patch.metadata.resourceVersion === "string";
       const meta = isObj(patched.metadata) ? patched.metadata : {};
       if (!pinned) patched.metadata = { ...meta, resourceVersion: cur.metadata.resourceVersion ?? "" };
@@ -114,6 +146,11 @@ export class ObjectApi {
         if (!(e instanceof ConflictError) || pinned || attempt >= 5) throw e;
       }
     }
+  }
+
+  /** The object a patch applies to: the stored one (GuardedObjectApi shows a Secret without its values). */
+  protected patchBase(_s: Scope, stored: KubeObject): KubeObject {
+    return stored;
   }
 
   delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
@@ -130,6 +167,9 @@ export class ObjectApi {
       throw new BadRequestError(`the body is a ${kind} (${apiVersion}) but the URL is for ${t.kind} (${apiVersionOf(t)})`, [
         { field: "kind", reason: "FieldValueInvalid", message: `must be ${t.kind}` },
       ]);
+    }
+    if (body.metadata !== undefined && body.metadata !== null && !isObj(body.metadata)) {
+      throw new InvalidError({ group: t.group, kind: t.kind, name }, [{ field: "metadata", reason: "FieldValueTypeInvalid", message: "Invalid value: must be of type object" }]);
     }
     const metadata = isObj(body.metadata) ? { ...body.metadata } : {};
     if (t.namespaced) {

@@ -45,12 +45,14 @@ export interface LaunchOptions {
   cpuProfDir?: string;
   /** Leave stdout to the caller (it is read for the simulator's JSON line). */
   ownStdout?: boolean;
+  /** Node options before the script (e.g. `--conditions=source --import tsx` to run TypeScript sources). */
+  nodeArgs?: string[];
 }
 
 /** Runs `node <script> ...args` with its output in `logs`; reports an exit nobody asked for. */
 export function launch(name: string, script: string, args: string[], logs: ProcessLogs, o: LaunchOptions = {}): Managed {
   const node = o.cpuProfDir ? (mkdirSync(o.cpuProfDir, { recursive: true }), ["--cpu-prof", "--cpu-prof-dir", o.cpuProfDir]) : [];
-  const child = spawn(process.execPath, [...node, script, ...args], { cwd: root, env: { ...process.env, ...o.env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), ...node, script, ...args], { cwd: root, env: { ...process.env, ...o.env }, stdio: ["ignore", "pipe", "pipe"] });
   if (!o.ownStdout) logs.attach(name, child.stdout);
   logs.attach(name, child.stderr);
   let stopping = false;

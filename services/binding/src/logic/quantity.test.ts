@@ -22,6 +22,10 @@ test("quantities parse exactly and round up like Value()/MilliValue()", () => {
   assert.equal(parseQuantity("1 Gi"), undefined, "no space before the suffix");
 });
 
+test("a value that is neither a string nor a finite number is not a quantity, and parsing it does not throw", () => {
+  for (const q of [true, [], {}, null, undefined, Infinity, NaN]) assert.equal(parseQuantity(q), undefined, JSON.stringify(q));
+});
+
 test("sums print in the canonical form", () => {
   const cases: [string, string, string][] = [
     ["cpu below one core stays milli", formatMilliDecimal(500n), "500m"],

@@ -14,9 +14,13 @@ const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40
 
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$/;
 
-/** Parses "500m", "1.5Gi", "2", "1e3"; a number is taken as is. Undefined when not a quantity. */
-export function parseQuantity(q: string | number | undefined | null): Fraction | undefined {
-  if (q === undefined || q === null) return undefined;
+/**
+ * Parses "500m", "1.5Gi", "2", "1e3"; a number is taken as is. Undefined when not a quantity,
+ * including any other JSON value (the gateway refuses those, but a template stored before it did
+ * must not fail every reconcile).
+ */
+export function parseQuantity(q: unknown): Fraction | undefined {
+  if (typeof q !== "string" && (typeof q !== "number" || !Number.isFinite(q))) return undefined;
   const s = typeof q === "number" ? String(q) : q.trim();
   const m = QUANTITY.exec(s);
   if (!m) return undefined;

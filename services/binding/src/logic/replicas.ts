@@ -79,7 +79,7 @@ function containerRequests(c: unknown): Obj {
 function amounts(list: Obj): Sums {
   const s = emptySums();
   for (const [name, raw] of Object.entries(list)) {
-    const q = parseQuantity(raw as string | number);
+    const q = parseQuantity(raw);
     if (!q) continue;
     switch (name) {
       case "cpu":

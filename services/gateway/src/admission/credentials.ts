@@ -19,7 +19,9 @@ import { BadRequestError, type KubeObject } from "@flotilla/api";
  * The inline annotations are never stored, so no Cluster response carries them. Because a
  * client may write back what it read, a Secret update whose `data` value is "" keeps the stored
  * value of that key (leave a key out to remove it). `stringData` is folded into `data` on every
- * write, as the Kubernetes API server does.
+ * write, as the Kubernetes API server does. A patch applies to the Secret as it is shown (values
+ * blanked) and is then written as such a PUT (GuardedObjectApi.patchBase), so no patch operation
+ * (`test`, `copy`, `move`) can read a value either.
  */
 export const InlineTokenAnnotation = "cluster.flotilla.io/bearer-token";
 export const InlineCABundleAnnotation = "cluster.flotilla.io/ca-bundle";

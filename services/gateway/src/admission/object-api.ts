@@ -95,6 +95,16 @@ export class GuardedObjectApi extends ObjectApi {
     return redact(await super.patch(s, name, type, patch, subresource));
   }
 
+  /**
+   * A patch to a Secret applies to the Secret as a GET shows it (every value ""), and the result
+   * is written like a PUT of it: a value left "" keeps the stored one. So no patch operation can
+   * read a value: a JSON patch `test` compares with "", and `copy`/`move` carry "" (the moved
+   * key's value is gone, the destination is empty).
+   */
+  protected override patchBase(s: Scope, stored: KubeObject): KubeObject {
+    return isSecretScope(s) ? redact(stored) : stored;
+  }
+
   override async delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
     return redact(await super.delete(s, name, preconditions));
   }

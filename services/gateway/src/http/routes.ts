@@ -1,12 +1,11 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { parse as parseYaml } from "yaml";
-import { BadRequestError, NotFoundError, RESOURCE_TYPES, resourceByPlural, type KubeObject, type ResourceType } from "@flotilla/api";
+import { BadRequestError, NotFoundError, RESOURCE_TYPES, decodeDocument, type FieldError, resourceByPlural, type DocumentFormat, type KubeObject, type ResourceRef, type ResourceType } from "@flotilla/api";
 import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
-import { PATCH_CONTENT_TYPES } from "../logic/patch.js";
+import { PATCH_MEDIA_TYPES } from "../logic/patch.js";
 import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
-import type { ListQuery, ObjectApi, Scope } from "../objects.js";
+import { checkKey, checkParameters, type ListQuery, type ObjectApi, type Scope } from "../objects.js";
 
 /** What a Kubernetes resource URL names. */
 export interface ResourcePath {
@@ -16,12 +15,21 @@ export interface ResourcePath {
   subresource?: string;
 }
 
+/** Percent-decodes one path segment; a malformed escape is a BadRequestError. */
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch (e) {
+    throw new BadRequestError(`the URL path has a malformed percent-escape: ${JSON.stringify(s.slice(0, 100))}`, [], { cause: e });
+  }
+}
+
 /**
  * Parses /api/v1/... and /apis/{group}/{version}/... resource paths
  * (cluster-scoped, namespaced, all-namespaces, subresources). Undefined when no kind matches.
  */
 export function parseResourcePath(url: string): ResourcePath | "discovery" | undefined {
-  const segs = url.split("?")[0]!.split("/").filter(Boolean).map(decodeURIComponent);
+  const segs = url.split("?")[0]!.split("/").filter(Boolean).map(decodeSegment);
   let group: string;
   let rest: string[];
   if (segs[0] === "api") {
@@ -53,19 +61,35 @@ export function parseResourcePath(url: string): ResourcePath | "discovery" | und
   return { type: t, namespace: "", name: rest[1], subresource: rest[2] };
 }
 
-function parseBody(req: FastifyRequest): unknown {
+/** Media types of objects (POST, PUT, DeleteOptions of a DELETE) and the format each is read in. */
+export const OBJECT_MEDIA_TYPES: ReadonlyMap<string, DocumentFormat> = new Map([
+  ["application/json", "json"],
+  ["application/yaml", "yaml"],
+  ["application/x-yaml", "yaml"],
+  ["text/yaml", "yaml"],
+]);
+
+/** Every media type a request body may have; the server answers 415 to the rest before routing. */
+export const BODY_MEDIA_TYPES: readonly string[] = [...OBJECT_MEDIA_TYPES.keys(), ...PATCH_MEDIA_TYPES.keys()];
+
+export function mediaType(req: FastifyRequest): string {
+  return (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/**
+ * The request body as a checked document (decodeDocument: JSON or YAML by its media type, safe
+ * JSON data only), or undefined without one. A media type the verb does not take is a 415.
+ */
+export function readBody(req: FastifyRequest, accepted: ReadonlyMap<string, DocumentFormat>, ref: ResourceRef): unknown {
   const raw = req.body;
   if (raw === undefined || raw === null || raw === "") return undefined;
-  if (typeof raw !== "string" && !Buffer.isBuffer(raw)) return raw;
-  const text = raw.toString();
-  const ct = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
-  try {
-    if (ct.includes("yaml")) return parseYaml(text);
-    return JSON.parse(text);
-  } catch (e) {
-    throw new BadRequestError(`the request body is not valid ${ct.includes("yaml") ? "YAML" : "JSON"}: ${(e as Error).message.split("\n")[0]}`);
-  }
+  const ct = mediaType(req);
+  const format = accepted.get(ct);
+  if (!format) throw new UnsupportedMediaTypeError(`the body of the request was in an unknown format (${JSON.stringify(ct)}) - accepted media types include: ${[...accepted.keys()].join(", ")}`);
+  return decodeDocument(String(raw), format, ref);
 }
+
+const PATCH_FORMATS: ReadonlyMap<string, DocumentFormat> = new Map([...PATCH_MEDIA_TYPES].map(([t, p]) => [t, p.format]));
 
 function listKind(t: ResourceType, r: { items: KubeObject[]; resourceVersion: string; continue?: string; remainingItemCount?: number }) {
   return {
@@ -149,6 +173,22 @@ async function streamWatch(api: ObjectApi, s: Scope, req: FastifyRequest, reply:
   }
 }
 
+/** DeleteOptions' preconditions: a resourceVersion and a uid, both strings when given. */
+function deletePreconditions(body: unknown): { resourceVersion?: string; uid?: string } {
+  const pre = typeof body === "object" && body !== null ? (body as { preconditions?: unknown }).preconditions : undefined;
+  if (pre === undefined || pre === null) return {};
+  const errs: FieldError[] = [];
+  if (typeof pre !== "object" || Array.isArray(pre)) errs.push({ field: "preconditions", reason: "FieldValueTypeInvalid", message: "must be an object" });
+  else {
+    for (const k of ["resourceVersion", "uid"] as const) {
+      const v = (pre as Record<string, unknown>)[k];
+      if (v !== undefined && v !== null && typeof v !== "string") errs.push({ field: `preconditions.${k}`, reason: "FieldValueTypeInvalid", message: "must be a string" });
+    }
+  }
+  if (errs.length) throw new BadRequestError("the DeleteOptions are malformed", errs);
+  return pre as { resourceVersion?: string; uid?: string };
+}
+
 export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
   const types = RESOURCE_TYPES;
   app.get("/api", async () => apiVersions());
@@ -170,6 +210,9 @@ export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
       return apiResourceList(segs[1]!, segs[2]!, types);
     }
     if (!p) throw new NotFoundError({ group: "", kind: "resource", name: req.url.split("?")[0] }, undefined);
+    checkParameters(q);
+    checkKey(p.type, p.namespace, p.name);
+    const ref: ResourceRef = { group: p.type.group, kind: p.type.kind, name: p.name };
     if (p.subresource && (p.subresource !== "status" || !p.type.statusSubresource)) {
       throw new NotFoundError({ group: p.type.group, kind: `${p.type.kind}/${p.subresource}`, name: p.name });
     }
@@ -184,21 +227,19 @@ export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
       case "POST":
         if (p.name || (p.type.namespaced && !p.namespace)) throw new MethodNotAllowedError(`POST is not supported on ${req.url.split("?")[0]}`);
         reply.code(201);
-        return api.create(s, parseBody(req));
+        return api.create(s, readBody(req, OBJECT_MEDIA_TYPES, ref));
       case "PUT":
         if (!p.name) throw new MethodNotAllowedError(`PUT needs an object name`);
-        return api.update(s, p.name, parseBody(req), sub);
+        return api.update(s, p.name, readBody(req, OBJECT_MEDIA_TYPES, ref), sub);
       case "PATCH": {
         if (!p.name) throw new MethodNotAllowedError(`PATCH needs an object name`);
-        const ct = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-        const type = PATCH_CONTENT_TYPES[ct];
-        if (!type) throw new UnsupportedMediaTypeError(`the media type ${JSON.stringify(ct)} is not a patch type: use one of ${Object.keys(PATCH_CONTENT_TYPES).join(", ")}`);
-        return api.patch(s, p.name, type, parseBody(req), sub);
+        const pt = PATCH_MEDIA_TYPES.get(mediaType(req));
+        if (!pt) throw new UnsupportedMediaTypeError(`the media type ${JSON.stringify(mediaType(req))} is not a patch type: use one of ${[...PATCH_MEDIA_TYPES.keys()].join(", ")}`);
+        return api.patch(s, p.name, pt.type, readBody(req, PATCH_FORMATS, ref), sub);
       }
       case "DELETE": {
         if (!p.name) throw new MethodNotAllowedError("deleting a whole collection is not supported");
-        const opts = parseBody(req) as { preconditions?: { resourceVersion?: string; uid?: string } } | undefined;
-        const out = await api.delete(s, p.name, opts?.preconditions ?? {});
+        const out = await api.delete(s, p.name, deletePreconditions(readBody(req, OBJECT_MEDIA_TYPES, ref)));
         return out ?? successStatus();
       }
       default:

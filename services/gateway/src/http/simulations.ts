@@ -1,9 +1,10 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { parse as parseYaml } from "yaml";
+import type { FastifyInstance } from "fastify";
 import { SchedulerService, SimulateRequestSchema, grpcServiceDefinition, type SimulateResponse } from "@flotilla/proto";
 import type { KubeStatus } from "@flotilla/api";
+import { toHttpError } from "../logic/status.js";
+import { OBJECT_MEDIA_TYPES, readBody } from "./routes.js";
 
 /** "Where would this binding go?": answered by the scheduler, writing nothing. */
 export const SIMULATIONS_PATH = "/apis/scheduling.flotilla.io/v1alpha1/simulations";
@@ -36,14 +37,6 @@ function failure(code: number, reason: string, message: string, details?: KubeSt
   return { code, body: { apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message, reason, ...(details ? { details } : {}), code } };
 }
 
-function parseBody(req: FastifyRequest): unknown {
-  const raw = req.body;
-  if (raw === undefined || raw === null || raw === "") return undefined;
-  if (typeof raw !== "string" && !Buffer.isBuffer(raw)) return raw;
-  const ct = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
-  return ct.includes("yaml") ? parseYaml(raw.toString()) : JSON.parse(raw.toString());
-}
-
 /** Maps the scheduler's answer to a Status: its own Status for a bad request, 503 when it cannot be reached. */
 function fromGrpc(e: grpc.ServiceError): { code: number; body: KubeStatus } {
   if (e.code === grpc.status.INVALID_ARGUMENT) {
@@ -74,9 +67,9 @@ export function registerSimulationRoutes(app: FastifyInstance, client: Simulatio
   app.post(SIMULATIONS_PATH, async (req, reply) => {
     let body: unknown;
     try {
-      body = parseBody(req);
+      body = readBody(req, OBJECT_MEDIA_TYPES, { group: "scheduling.flotilla.io", kind: "Simulation" });
     } catch (e) {
-      const f = failure(400, "BadRequest", `the request body is not valid JSON or YAML: ${(e as Error).message.split("\n")[0]}`);
+      const f = toHttpError(e);
       return reply.code(f.code).type("application/json").send(f.body);
     }
     if (typeof body !== "object" || body === null || Array.isArray(body)) {

@@ -9,7 +9,25 @@ function status(code: number, reason: string, message: string, details?: KubeSta
   return { code, body: { apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message, reason, details, code } };
 }
 
-type Named = Error & { ref?: { group: string; kind: string; name?: string }; causes?: Array<{ field: string; reason: string; message: string }> };
+type Named = Error & {
+  ref?: { group: string; kind: string; name?: string };
+  causes?: Array<{ field: string; reason: string; message: string }>;
+  /** fastify's own errors (FST_ERR_*) carry their HTTP status. */
+  code?: unknown;
+  statusCode?: unknown;
+};
+
+/** Kubernetes' StatusReason for the 4xx codes fastify answers itself (bad URL, body too large, unknown media type, ...). */
+const REASONS: Record<number, string> = {
+  400: "BadRequest",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  406: "NotAcceptable",
+  408: "Timeout",
+  413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+  429: "TooManyRequests",
+};
 
 /**
  * Maps an error to an HTTP status and a Kubernetes Status body, once, at the edge.
@@ -17,6 +35,9 @@ type Named = Error & { ref?: { group: string; kind: string; name?: string }; cau
  */
 export function toHttpError(err: unknown): HttpError {
   const e = err as Named;
+  if (typeof e?.code === "string" && e.code.startsWith("FST_") && typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
+    return status(e.statusCode, REASONS[e.statusCode] ?? "BadRequest", e.message);
+  }
   const details = e?.ref ? { name: e.ref.name, group: e.ref.group, kind: plural(e.ref.kind) } : undefined;
   switch (e?.name) {
     case "NotFoundError":
