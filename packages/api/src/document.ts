@@ -7,9 +7,11 @@
  *   `!!binary`, `!!set`, timestamps and the like are refused);
  * - no string and no key holds a NUL (`\u0000`) or an unpaired UTF-16 surrogate (Postgres stores
  *   neither);
- * - no key is `__proto__`, `constructor` or `prototype`, the property names through which a
- *   field name can reach an object's prototype (no Kubernetes or Karmada schema uses them; the
- *   price is that a ConfigMap or label key of that name is refused too);
+ * - no key is `__proto__`: assigned as a field name, it replaces an object's prototype (no
+ *   Kubernetes or Karmada schema uses it; the price is that a ConfigMap or label key of that
+ *   name is refused too). `constructor` and `prototype` are ordinary keys in a document (a
+ *   ConfigMap may hold them): everything that walks a document follows own properties only.
+ *   In a JSON patch's `path` and `from` all three are refused (PATCH_FORBIDDEN_SEGMENTS);
  * - at most MAX_DOCUMENT_DEPTH levels of nesting, so nothing downstream (defaulting, patching,
  *   cloning) can run out of stack, and every object can be read back over gRPC.
  *
@@ -32,8 +34,10 @@ export const MAX_DOCUMENT_DEPTH = 47;
 export const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 /** Problems reported for one document at most; the rest are left out. */
 export const MAX_DOCUMENT_ERRORS = 20;
-/** Field names that could reach an object's prototype. */
-export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+/** The field name that replaces an object's prototype when assigned. */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__"]);
+/** Segments a JSON patch path may not go through: the names that lead to a prototype when followed. */
+export const PATCH_FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
 export type DocumentFormat = "json" | "yaml";
 

@@ -45,10 +45,12 @@ test("a JSON patch replaces the whole document at the root path, and cannot remo
   assert.throws(() => jsonPatch({ a: 1 }, [{ op: "remove", path: "" }]), BadRequestError);
 });
 
-test("a merge patch refuses a forbidden key instead of assigning it", () => {
+test("a merge patch refuses __proto__ instead of assigning it, and sets constructor and prototype as own fields", () => {
   assert.throws(() => mergePatch({}, JSON.parse('{"__proto__": {"polluted": 1}}')), BadRequestError);
-  assert.throws(() => mergePatch({}, { a: { constructor: { prototype: { polluted: 1 } } } }), BadRequestError);
+  const out = mergePatch({}, { a: { constructor: { prototype: { polluted: 1 } } } }) as Record<string, unknown>;
+  assert.deepEqual(JSON.parse(JSON.stringify(out)), { a: { constructor: { prototype: { polluted: 1 } } } });
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal((Object.prototype as Record<string, unknown>).polluted, undefined);
 });
 
 test("strategic merge directives of the wrong type are a BadRequestError, not a crash", () => {

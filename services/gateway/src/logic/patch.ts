@@ -1,5 +1,5 @@
 /** Pure patch application: JSON merge patch (RFC 7386), Kubernetes strategic merge patch, JSON patch (RFC 6902). */
-import { BadRequestError, FORBIDDEN_KEYS, forbiddenKeyError, type DocumentFormat, type FieldError } from "@flotilla/api";
+import { BadRequestError, FORBIDDEN_KEYS, PATCH_FORBIDDEN_SEGMENTS, forbiddenKeyError, type DocumentFormat, type FieldError } from "@flotilla/api";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -135,7 +135,7 @@ function pointerErrors(v: unknown, field: string): FieldError[] {
   if (typeof v !== "string") return [{ field, reason: v === undefined ? "FieldValueRequired" : "FieldValueTypeInvalid", message: v === undefined ? "Required value: a JSON pointer" : "must be a JSON pointer string" }];
   const segs = pointer(v);
   if (!segs) return [{ field, reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(v)}: a JSON pointer is empty or starts with "/"` }];
-  const bad = segs.find((s) => FORBIDDEN_KEYS.has(s));
+  const bad = segs.find((s) => PATCH_FORBIDDEN_SEGMENTS.has(s));
   return bad === undefined ? [] : [{ ...forbiddenKeyError(field, bad), message: `Forbidden: ${JSON.stringify(v)}: ${JSON.stringify(bad)} may not be used as a field name` }];
 }
 
