@@ -2,6 +2,7 @@ import { ClusterControllerFinalizer, executionNamespace, isNotFound, type AnyRes
 import { after, done, type Reconciler, type Result } from "@flotilla/runtime";
 import { bindingClusterIndex, bindingEvictingIndex } from "@flotilla/store";
 import { monitorHealth, readyCondition, withReady } from "../logic/health.js";
+import { HeartbeatObserver } from "../logic/heartbeats.js";
 import { TerminatingNoExecute, applyTaintPlan, planTaints, taintString, type TaintPlan } from "../logic/taints.js";
 import type { ControllerDeps } from "./deps.js";
 import { GK } from "./keys.js";
@@ -26,7 +27,8 @@ function taintPlanFor(c: Cluster, d: ControllerDeps, now: number): TaintPlan {
 /**
  * The cluster controller (Karmada's cluster-controller as of v1.3–v1.5, key = cluster name):
  * - the health monitor: a Ready condition nobody has confirmed for CLUSTER_MONITOR_GRACE_PERIOD
- *   becomes Unknown (status write);
+ *   becomes Unknown (status write); the period counts from when this process first saw the
+ *   current heartbeat (HeartbeatObserver), so a restart after a long stop starts it afresh;
  * - taints from the Ready condition (see planTaints), each new one with timeAdded, users' taints
  *   left alone, and the finalizer karmada.io/cluster-controller;
  * - a durable come-back at the earliest of "the heartbeat runs out" and "a NoExecute taint falls due";
@@ -34,18 +36,23 @@ function taintPlanFor(c: Cluster, d: ControllerDeps, now: number): TaintPlan {
  *   graceful-eviction task from it, delete the Works in its execution namespace, wait for
  *   them to go, and drop the finalizer.
  */
-export function clusterController(d: ControllerDeps): Reconciler<string> {
+export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatObserver()): Reconciler<string> {
   return {
     name: CLUSTER_CONTROLLER,
     async reconcile(name, { log }) {
       const ref = { gk: GK.cluster, namespace: "", name };
       let c = await d.store.get<Cluster>(ref);
-      if (!c) return done();
+      if (!c) {
+        heartbeats.forget(name);
+        return done();
+      }
       if (c.metadata.deletionTimestamp) return removeCluster(d, c);
 
       const now = d.now().getTime();
+      const observedAt = (cl: Cluster) => heartbeats.observe(name, readyCondition(cl.status?.conditions)?.lastHeartbeatTime, now);
       const monitor = monitorHealth({
         ready: readyCondition(c.status?.conditions),
+        observedAt: observedAt(c),
         creationTimestamp: c.metadata.creationTimestamp,
         deleting: false,
         graceMs: d.cfg.CLUSTER_MONITOR_GRACE_PERIOD,
@@ -58,6 +65,7 @@ export function clusterController(d: ControllerDeps): Reconciler<string> {
         const r = await writeWithRetry<Cluster>(d.store, ref, c, (cur) => {
           const m = monitorHealth({
             ready: readyCondition(cur.status?.conditions),
+            observedAt: observedAt(cur),
             creationTimestamp: cur.metadata.creationTimestamp,
             deleting: !!cur.metadata.deletionTimestamp,
             graceMs: d.cfg.CLUSTER_MONITOR_GRACE_PERIOD,

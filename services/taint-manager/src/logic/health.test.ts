@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Condition } from "@flotilla/api";
 import { monitorHealth, type MonitorDecision, type MonitorInput } from "./health.js";
+import { HeartbeatObserver } from "./heartbeats.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -42,4 +43,32 @@ test("the Unknown condition keeps the last heartbeat, so the NoExecute timeout s
   const d = monitorHealth({ ...base, ready: ready("True", 5_000), now: T0 + 50_000 });
   assert.equal(d.kind, "stale");
   assert.equal(d.kind === "stale" && d.condition.lastHeartbeatTime, at(5_000));
+});
+
+test("the grace period counts from when this controller first saw the heartbeat, not from its timestamp", () => {
+  // the control plane was down for an hour: the heartbeat is old, but first seen just now
+  const d = monitorHealth({ ...base, ready: ready("True", 0), observedAt: T0 + 3_600_000, now: T0 + 3_600_000 + 1_000 });
+  assert.deepEqual(d, { kind: "fresh", recheckAt: T0 + 3_600_000 + 40_001 });
+  const later = monitorHealth({ ...base, ready: ready("True", 0), observedAt: T0 + 3_600_000, now: T0 + 3_600_000 + 40_001 });
+  assert.equal(later.kind, "stale");
+});
+
+const observed: Array<[string, Array<[string | undefined, number]>, Array<number | undefined>]> = [
+  ["a heartbeat seen for the first time is seen now", [["b1", 100]], [100]],
+  ["the same heartbeat keeps the time it was first seen", [["b1", 100], ["b1", 5_000]], [100, 100]],
+  ["a new heartbeat is seen now", [["b1", 100], ["b2", 5_000]], [100, 5_000]],
+  ["no heartbeat has no time", [[undefined, 100]], [undefined]],
+];
+for (const [name, steps, want] of observed) {
+  test(name, () => {
+    const o = new HeartbeatObserver();
+    assert.deepEqual(steps.map(([beat, now]) => o.observe("m1", beat, now)), want);
+  });
+}
+
+test("a forgotten cluster's heartbeat is seen anew", () => {
+  const o = new HeartbeatObserver();
+  o.observe("m1", "b1", 100);
+  o.forget("m1");
+  assert.equal(o.observe("m1", "b1", 900), 900);
 });

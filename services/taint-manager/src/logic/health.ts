@@ -13,6 +13,13 @@ export function readyCondition(conditions: readonly Condition[] | undefined): Co
 
 export interface MonitorInput {
   ready: Condition | undefined;
+  /**
+   * When this controller first saw the Ready condition's current `lastHeartbeatTime` (see
+   * HeartbeatObserver): the grace period counts from then, not from the heartbeat's own clock,
+   * so a control plane that was down for longer than the grace period does not find every
+   * member stale when it comes back (upstream keeps the same observed probe times).
+   */
+  observedAt?: number;
   creationTimestamp: string | undefined;
   deleting: boolean;
   /** CLUSTER_MONITOR_GRACE_PERIOD: how long a reported Ready condition stays believable without a heartbeat. */
@@ -30,8 +37,9 @@ export type MonitorDecision =
 
 /**
  * The health monitor (upstream's monitorClusterHealth): nobody has reported on the cluster for
- * the grace period, so its Ready condition is set to Unknown. "Reported" is the Ready
- * condition's `lastHeartbeatTime`, which the execution service stamps on every probe; a
+ * the grace period, so its Ready condition is set to Unknown. "Reported" is a new value of the
+ * Ready condition's `lastHeartbeatTime`, which the execution service stamps on every probe, and
+ * the grace period counts from when this controller first saw that value (`observedAt`); a
  * condition without one is not judged (there is no way to tell a quiet reporter from a dead
  * one). A cluster that never got a Ready condition gets Unknown/ClusterStatusNeverUpdated after
  * the startup grace period from its creation. Unknown stays Unknown; deleting clusters are left alone.
@@ -52,7 +60,7 @@ export function monitorHealth(i: MonitorInput): MonitorDecision {
   if (r.status === "Unknown") return { kind: "fresh" };
   const beat = parseTime(r.lastHeartbeatTime);
   if (beat === undefined) return { kind: "fresh" };
-  const due = beat + i.graceMs;
+  const due = (i.observedAt ?? beat) + i.graceMs;
   if (i.now <= due) return { kind: "fresh", recheckAt: due + 1 };
   return {
     kind: "stale",
