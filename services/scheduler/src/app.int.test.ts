@@ -205,7 +205,7 @@ describe("dynamic weights: scale up and down keep the placement", () => {
     const b = await h.until(key, (x) => scheduledCondition(x)?.reason === "Unschedulable");
     assert.match(scheduledCondition(b)!.message!, /Clusters available replicas 10 are not enough to schedule/);
     assert.equal(b.spec?.clusters, undefined);
-    assert.equal(h.app.metrics.render({ unschedulable: 0, clusters: 0, assumedPods: 0 }).includes('result="Unschedulable"'), true);
+    assert.equal(h.app.metrics.render({ unschedulable: 0, clusters: 0, assumedPods: 0, leading: true }).includes('result="Unschedulable"'), true);
     await h.mutateCluster("small", (c) => (c.status!.resourceSummary!.allocatable!.pods = "200"));
     const ok = await h.until(key, scheduled);
     assert.deepEqual(targets(ok), ["small:100"]);

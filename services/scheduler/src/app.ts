@@ -5,7 +5,7 @@ import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } fr
 import type { Logger } from "@flotilla/log";
 import { Informer, SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
-import type { ObjectStore, Sql } from "@flotilla/store";
+import { startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
 import { EstimateCache, type ReplicaEstimator } from "./controllers/estimates.js";
 import { clusterKeys } from "./controllers/fan-out.js";
@@ -31,6 +31,11 @@ export interface AppSettings extends SchedulerSettings {
   assumedLedger: boolean;
   /** Reported replicas stay assumed this long. */
   assumedSettleMs: number;
+  /**
+   * One replica schedules at a time (Karmada's --leader-elect): the assumed ledger is exact only in
+   * one process. The others keep their caches and ledger warm and take over when the leader goes.
+   */
+  leaderElect?: boolean;
 }
 
 export interface AppDeps {
@@ -56,7 +61,10 @@ export interface AppDeps {
 export interface SchedulerApp {
   http: FastifyInstance;
   grpcServer: grpc.Server;
-  controller: Controller;
+  /** The controller of the current (or next) leadership term. */
+  readonly controller: Controller;
+  /** True while this replica schedules (always, without leader election). */
+  readonly leading: boolean;
   clusters: ClusterCache;
   ledger?: AssumedLedger;
   metrics: SchedulerMetrics;
@@ -100,7 +108,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       log: log.child({ component: "bindings" }),
       onEvent: (e) => ledger.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
     });
-  const controller = createController({
+  const newController = () => createController({
     reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, seen, metrics, settings: s, clock: deps.clock }),
     sql: deps.sql,
     log,
@@ -112,6 +120,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       return keys;
     },
   });
+  let controller = newController();
 
   const fanOut = clusterKeys({ clusters, store: deps.store, tracker, schedulerName: s.schedulerName });
   const map: KeyMapper = (w) => {
@@ -139,7 +148,33 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     logController: new LogController({ disableRequestLogging: true }),
   });
   let consumer: WakeUpConsumer | undefined;
+  let election: LeaderElection | undefined;
+  let terms = 0;
+  let stopping: Promise<void> | undefined;
   let started = false;
+
+  /** A term: the controller and the shared durable consumer run only while leading. */
+  async function startScheduling(): Promise<void> {
+    if (terms++ > 0) controller = newController(); // a controller runs one term
+    controller.start();
+    consumer = wireWakeUps({
+      js: deps.js,
+      stream: deps.stream,
+      durable: deps.durable ?? SCHEDULER_DURABLE,
+      subjects: [RB_GK, CRB_GK, CLUSTER_GK].map((gk) => subjectFor(gk, deps.prefix)),
+      controller,
+      map,
+      log: log.child({ component: "wakeups" }),
+    });
+    // what a previous leader left undone comes back: its unacknowledged wake-ups are redelivered
+    // to this durable consumer, its timers are claimed from the database
+    await consumer.ready;
+  }
+  async function stopScheduling(): Promise<void> {
+    await consumer?.stop().catch(() => {});
+    consumer = undefined;
+    await controller.stop();
+  }
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");
   http.get("/readyz", async (_req, reply) => {
@@ -148,17 +183,25 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     return ok ? "ok" : reply.code(503).send("not ready: database unreachable");
   });
   http.get("/metrics", async (_req, reply) =>
-    reply.type("text/plain; version=0.0.4").send(renderMetrics([controller]) + metrics.render({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods() })),
+    reply
+      .type("text/plain; version=0.0.4")
+      .send(renderMetrics([controller]) + metrics.render({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods(), leading: leading() })),
   );
 
   const grpcServer = new grpc.Server();
   grpcServer.addService(schedulerServiceDefinition, schedulerServiceHandlers(simulate, log.child({ component: "grpc" })));
   let grpcBound = false;
 
+  const leading = () => (election ? election.leading : started);
   return {
     http,
     grpcServer,
-    controller,
+    get controller() {
+      return controller;
+    },
+    get leading() {
+      return leading();
+    },
     clusters,
     ledger,
     metrics,
@@ -166,17 +209,15 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     async start(o) {
       await clusters.start();
       await bindingInformer?.start();
-      controller.start();
-      consumer = wireWakeUps({
-        js: deps.js,
-        stream: deps.stream,
-        durable: deps.durable ?? SCHEDULER_DURABLE,
-        subjects: [RB_GK, CRB_GK, CLUSTER_GK].map((gk) => subjectFor(gk, deps.prefix)),
-        controller,
-        map,
-        log: log.child({ component: "wakeups" }),
-      });
-      await consumer.ready;
+      if (s.leaderElect) {
+        election = startLeaderElection({
+          sql: deps.sql,
+          name: `scheduler/${s.schedulerName}/${deps.stream}`,
+          onStartedLeading: startScheduling,
+          onStoppedLeading: stopScheduling,
+          log: log.child({ component: "leader" }),
+        });
+      } else await startScheduling();
       const url = await http.listen({ host: o.host, port: o.port });
       let grpcAddress: string | undefined;
       if (o.grpcPort !== undefined && o.grpcPort >= 0) {
@@ -189,14 +230,17 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       started = true;
       return { url, grpcAddress };
     },
-    async stop() {
-      started = false;
-      await consumer?.stop().catch(() => {});
-      await controller.stop();
-      await bindingInformer?.stop();
-      clusters.stop();
-      if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
-      await http.close();
+    stop() {
+      stopping ??= (async () => {
+        started = false;
+        if (election) await election.stop();
+        else await stopScheduling();
+        await bindingInformer?.stop();
+        clusters.stop();
+        if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
+        await http.close();
+      })();
+      return stopping;
     },
   };
 }

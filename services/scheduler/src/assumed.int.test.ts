@@ -96,28 +96,46 @@ describe("the assumed ledger: a burst is spread by what it assigned, not piled o
   });
 });
 
-describe("the assumed ledger with three scheduler replicas sharing the bindings", () => {
+describe("three scheduler replicas: one leads, the others keep their ledgers warm and take over", () => {
   let h: Harness;
   const others: SchedulerApp[] = [];
   before(async () => {
-    // one wake-up per message, so the replicas share the burst binding by binding
-    h = await startHarness({ settings: { assumedLedger: true, assumedSettleMs: 300, concurrency: 16 }, relay: { maxPerMessage: 1 } });
+    h = await startHarness({ settings: { assumedLedger: true, assumedSettleMs: 300, concurrency: 16, leaderElect: true }, relay: { maxPerMessage: 1 } });
     for (const n of CLUSTERS) await h.createCluster(cluster(n, { cpu: "2", pods: 110 }));
     others.push(await h.replica(), await h.replica());
   });
   after(() => h.close());
 
-  test("each replica sees the others' decisions: the burst still fits every cluster", async () => {
-    // 50 bindings of 3 over 200 places: the replicas decide concurrently, each on its own ledger
-    const all = await burst(h, "multi", 50);
+  const replicas = () => [h.app, ...others];
+  const pods = (a: SchedulerApp) => [...a.ledger!.load(Date.now()).values()].reduce((n, l) => n + l.pods, 0);
+
+  test("exactly one replica decides, and every replica's ledger holds the whole load", async () => {
+    await eventually(() => replicas().filter((a) => a.leading).length === 1, { message: "one leader" });
+    const all = await burst(h, "multi", 30); // 90 replicas over 200 places
     const used = perCluster(all);
-    assert.equal([...used.values()].reduce((a, b) => a + b, 0), 150);
+    assert.equal([...used.values()].reduce((a, b) => a + b, 0), 90);
     for (const [c, n] of used) assert.ok(n <= ROOM, `${c} was asked for ${n} replicas with room for ${ROOM}: ${JSON.stringify([...used])}`);
-    assert.ok(used.size >= 8, `only ${used.size} clusters used`);
-    // the decisions were shared out, and every replica's ledger holds the whole fleet's load
-    const decided = [h.app, ...others].map((a) => a.metrics.writes.spec);
-    assert.ok(decided.filter((n) => n > 0).length >= 2, `decisions per replica: ${decided}`);
-    const pods = (a: SchedulerApp) => [...a.ledger!.load(Date.now()).values()].reduce((n, l) => n + l.pods, 0);
-    await eventually(() => [h.app, ...others].every((a) => pods(a) === 150), { timeoutMs: 5000, message: "every replica's ledger holds all 150 replicas" });
+    const decided = replicas().map((a) => a.metrics.writes.spec);
+    assert.equal(decided.filter((n) => n > 0).length, 1, `decisions per replica: ${decided}`);
+    assert.equal(replicas().find((a) => a.leading)!.metrics.writes.spec, 30);
+    await eventually(() => replicas().every((a) => pods(a) === 90), { timeoutMs: 5000, message: "every replica's ledger holds all 90 replicas" });
+  });
+
+  test("when the leader stops mid-burst another replica takes over, with a ledger that already holds the load", async () => {
+    const leader = replicas().find((a) => a.leading)!;
+    const pending = burst(h, "next", 20); // 60 more: 150 of 200 places
+    await eventually(() => leader.metrics.writes.spec > 30, { message: "the leader started on the second burst" });
+    await leader.stop(); // finishes what it took, hands the rest back
+    const live = replicas().filter((a) => a !== leader);
+    const next = await eventually(() => live.find((a) => a.leading), { timeoutMs: 5000, message: "another replica leads" });
+    assert.equal(live.filter((a) => a.leading).length, 1);
+    await pending;
+    const late = await burst(h, "last", 10); // 30 more, decided on the new leader's ledger: 180 of 200
+    const all = [...(await bindings(h, "multi")), ...(await bindings(h, "next")), ...late];
+    const used = perCluster(all);
+    assert.equal([...used.values()].reduce((a, b) => a + b, 0), 180);
+    for (const [c, n] of used) assert.ok(n <= ROOM, `${c} was asked for ${n} replicas with room for ${ROOM}: ${JSON.stringify([...used])}`);
+    assert.ok(next.metrics.writes.spec >= 10, `the new leader decided the last burst (${next.metrics.writes.spec} decisions)`);
+    assert.equal(live.find((a) => a !== next)!.metrics.writes.spec, 0, "the standby decided nothing");
   });
 });

@@ -21,6 +21,7 @@ export const configSchema = {
   CLUSTER_REFRESH: duration("10s", "the cluster snapshot is re-listed this often (wake-ups refresh single clusters at once)"),
   ASSUMED_LEDGER: bool(true, "count replicas assigned to a cluster against its capacity until the member reports them (off: Karmada's behaviour, where a burst reads the same stale capacity)"),
   ASSUMED_SETTLE_PERIOD: duration("30s", "replicas the scheduler assigned stay counted against their cluster's capacity until the member reports them running and this long after; must exceed the age of the capacity reports (execution's CLUSTER_STATUS_UPDATE_FREQUENCY and ESTIMATOR_SNAPSHOT_MAX_AGE)"),
+  LEADER_ELECT: bool(true, "one replica schedules at a time, the others stand by and take over within seconds when it goes (Karmada's --leader-elect); the assumed ledger is exact only in one process"),
   RESYNC: duration("10m", "every binding is looked at again this often (0 disables)"),
   DIAGNOSIS_MAX_FEASIBLE: int(10, { min: 0 }, "feasible clusters listed in status.schedulingDiagnosis besides the selected ones (the rest are counted)"),
 };
@@ -41,6 +42,7 @@ export function settingsFrom(cfg: Config): AppSettings {
     resyncMs: cfg.RESYNC,
     assumedLedger: cfg.ASSUMED_LEDGER,
     assumedSettleMs: cfg.ASSUMED_SETTLE_PERIOD,
+    leaderElect: cfg.LEADER_ELECT,
     estimatorDeadlineMs: cfg.ESTIMATOR_TIMEOUT,
     estimatorCacheTtlMs: cfg.ESTIMATOR_CACHE_TTL,
     estimatorRetryAfterMs: cfg.ESTIMATOR_RETRY_AFTER,

@@ -30,7 +30,7 @@ export class SchedulerMetrics {
     this.triggers[t] = (this.triggers[t] ?? 0) + 1;
   }
 
-  render(gauges: { unschedulable: number; clusters: number; assumedPods: number }): string {
+  render(gauges: { unschedulable: number; clusters: number; assumedPods: number; leading: boolean }): string {
     const out: string[] = [];
     const counter = (name: string, help: string, rows: Array<[string, number]>) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
@@ -51,6 +51,7 @@ export class SchedulerMetrics {
     gauge("flotilla_scheduler_unschedulable_bindings", "Bindings waiting for capacity or a cluster change", gauges.unschedulable);
     gauge("flotilla_scheduler_clusters", "Clusters in the snapshot", gauges.clusters);
     gauge("flotilla_scheduler_assumed_pods", "Replicas assigned to clusters that their members have not reported running yet (the assumed ledger)", gauges.assumedPods);
+    gauge("flotilla_scheduler_leading", "1 while this replica schedules (the leader), 0 while it stands by", gauges.leading ? 1 : 0);
     return out.join("\n") + "\n";
   }
 }
