@@ -4,6 +4,7 @@ import { freshDatabase, eventually, type TestDatabase } from "@flotilla/testkit"
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { buildGateway, type Gateway } from "./app.js";
+import { bearer, injectAsAdmin, testAccess } from "./access.test-support.js";
 
 const POLICY_YAML = `apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
@@ -53,12 +54,15 @@ describe("gateway", () => {
   let gw: Gateway;
   before(async () => {
     db = await freshDatabase();
+    const store = new ObjectStore(db.sql);
     gw = buildGateway({
-      store: new ObjectStore(db.sql),
+      store,
       log: silentLogger(),
       settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 },
       ready: async () => true,
+      access: testAccess(store),
     });
+    injectAsAdmin(gw.http);
     await gw.http.ready();
   });
   after(async () => {
@@ -230,7 +234,7 @@ describe("gateway", () => {
     const { url } = await gw.start({ host: "127.0.0.1", port: 0 });
     const list = (await inject("GET", "/api/v1/namespaces/watched/configmaps")).json();
     const ac = new AbortController();
-    const res = await fetch(`${url}/api/v1/namespaces/watched/configmaps?watch=true&resourceVersion=${list.metadata.resourceVersion}`, { signal: ac.signal });
+    const res = await fetch(`${url}/api/v1/namespaces/watched/configmaps?watch=true&resourceVersion=${list.metadata.resourceVersion}`, { signal: ac.signal, headers: bearer() });
     assert.equal(res.status, 200);
     await inject("POST", "/api/v1/namespaces/watched/configmaps", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w" }, data: { a: "1" } });
     await inject("DELETE", "/api/v1/namespaces/watched/configmaps/w");
@@ -244,7 +248,7 @@ describe("gateway", () => {
     ac.abort();
     const events = text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
     assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [["ADDED", "w"], ["DELETED", "w"]]);
-    const gone = await fetch(`${url}/api/v1/configmaps?watch=true&resourceVersion=abc`);
+    const gone = await fetch(`${url}/api/v1/configmaps?watch=true&resourceVersion=abc`, { headers: bearer() });
     assert.equal(gone.status, 422);
   });
 });

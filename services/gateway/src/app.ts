@@ -14,6 +14,8 @@ import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
 import { registerSimulationRoutes, schedulerClient, type SimulationClient } from "./http/simulations.js";
+import { grpcGuard, registerAuth } from "./http/auth.js";
+import type { Access } from "./auth/access.js";
 
 export interface GatewayDeps {
   store: ObjectStore;
@@ -21,6 +23,10 @@ export interface GatewayDeps {
   settings: AdmissionSettings;
   /** Readiness probe of the dependencies (database reachable). */
   ready: () => Promise<boolean>;
+  /** Who may call (authentication, then RBAC); started and stopped with the gateway. */
+  access: Access;
+  /** Serve HTTPS and gRPC over TLS with this certificate and key (PEM); without, plaintext. */
+  tls?: { cert: Buffer; key: Buffer };
   version?: string;
   /** The scheduler's Simulate API behind POST .../simulations: a client, or its gRPC address (host:port). */
   scheduler?: SimulationClient | string;
@@ -59,7 +65,8 @@ function statusOnClientError(err: Error & { code?: string }, socket: Socket): vo
 export function buildGateway(deps: GatewayDeps): Gateway {
   // member credentials: Secret values never leave the gateway; inline Cluster tokens move into Secrets
   const api = new GuardedObjectApi(deps.store, deps.settings);
-  const http: FastifyInstance = Fastify({
+  const http = Fastify({
+    ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
     loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // Kubernetes' request limit: a bigger body is a 413 RequestEntityTooLarge Status
@@ -67,7 +74,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     // errors fastify answers before a route runs (a malformed percent-escape, a too long URL) as Status bodies
     frameworkErrors: (err, _req, reply) => sendError(reply, err),
     clientErrorHandler: statusOnClientError,
-  });
+  }) as unknown as FastifyInstance;
 
   // Bodies are decoded by the routes (decodeDocument: JSON or YAML by media type), so that
   // malformed input is a Status 400/422; a media type no route reads is fastify's 415.
@@ -98,6 +105,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     void reply.code(404).send({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: `the server could not find the requested resource (${req.method} ${req.url.split("?")[0]})`, reason: "NotFound", code: 404 });
   });
 
+  registerAuth(http, deps.access);
   registerKubeRoutes(http, api);
   const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
   registerSimulationRoutes(http, scheduler);
@@ -113,7 +121,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
 
   // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
   const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
-  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(api, deps.log.child({ component: "grpc" })));
+  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(api, deps.log.child({ component: "grpc" }), grpcGuard(deps.access)));
 
   let grpcBound = false;
   return {
@@ -121,11 +129,12 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     api,
     grpcServer,
     async start(o) {
+      await deps.access.authorizer.start();
       const url = await http.listen({ host: o.host, port: o.port });
       let grpcAddress: string | undefined;
       if (o.grpcPort !== undefined && o.grpcPort >= 0) {
         const p = await new Promise<number>((resolve, reject) =>
-          grpcServer.bindAsync(`${o.host}:${o.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+          grpcServer.bindAsync(`${o.host}:${o.grpcPort}`, deps.tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: deps.tls.cert, private_key: deps.tls.key }], false) : grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
         );
         grpcBound = true;
         grpcAddress = `${o.host}:${p}`;
@@ -135,6 +144,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     async stop() {
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();
+      await deps.access.authorizer.stop();
       if (typeof deps.scheduler === "string") scheduler?.close?.();
     },
   };

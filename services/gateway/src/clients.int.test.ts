@@ -10,6 +10,7 @@ import * as k8s from "@kubernetes/client-node";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
+import { injectAsAdmin, testAccess, testTls, TOKENS } from "./access.test-support.js";
 import { buildGateway, type Gateway } from "./app.js";
 
 const run = promisify(execFile);
@@ -31,10 +32,13 @@ describe("stock Kubernetes clients against the gateway", () => {
   let store: ObjectStore;
   let gw: Gateway;
   let url: string;
+  let tls: Awaited<ReturnType<typeof testTls>>;
   before(async () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true });
+    tls = await testTls();
+    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store), tls });
+    injectAsAdmin(gw.http);
     url = (await gw.start({ host: "127.0.0.1", port: 0 })).url;
     // 45 ConfigMaps and 23 Works to page through
     for (let i = 0; i < 45; i++) await store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: `cm-${String(i).padStart(2, "0")}`, namespace: "paged", labels: { n: String(i % 3) } }, data: { i: String(i) } });
@@ -53,7 +57,7 @@ describe("stock Kubernetes clients against the gateway", () => {
       t.skip("kubectl not installed");
       return;
     }
-    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
     const first = await kubectl("apply", "--validate=false", "-f", path.join(EXAMPLES, "failover.yaml"));
     assert.match(first.stdout, /deployment.apps\/nginx created/);
     assert.match(first.stdout, /propagationpolicy.policy.karmada.io\/nginx-propagation created/);
@@ -78,7 +82,7 @@ describe("stock Kubernetes clients against the gateway", () => {
       t.skip("kubectl not installed");
       return;
     }
-    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
     // -v=6 logs every request: one GET per page, each after the first with the previous page's continue
     const cms = await kubectl("get", "configmaps", "-n", "paged", "--chunk-size=10", "-o", "name", "-v=6");
     assert.deepEqual(cms.stdout.trim().split("\n"), CONFIGMAPS.map((n) => `configmap/${n}`));
@@ -100,7 +104,7 @@ describe("stock Kubernetes clients against the gateway", () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: "flotilla", server: url, skipTLSVerify: true }],
-      users: [{ name: "u", token: "unused" }],
+      users: [{ name: "u", token: TOKENS.admin }],
       contexts: [{ name: "c", cluster: "flotilla", user: "u" }],
       currentContext: "c",
     });
@@ -139,7 +143,7 @@ describe("stock Kubernetes clients against the gateway", () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: "flotilla", server: url, skipTLSVerify: true }],
-      users: [{ name: "u", token: "unused" }],
+      users: [{ name: "u", token: TOKENS.admin }],
       contexts: [{ name: "c", cluster: "flotilla", user: "u" }],
       currentContext: "c",
     });

@@ -1,4 +1,4 @@
-import { int, port, str } from "@flotilla/config";
+import { bool, int, port, str } from "@flotilla/config";
 
 export const configSchema = {
   HOST: str("127.0.0.1", "address the REST and gRPC servers listen on"),
@@ -7,4 +7,9 @@ export const configSchema = {
   SCHEDULER_GRPC_URL: str("127.0.0.1:9092", "host:port of the scheduler's gRPC API, which answers POST /apis/scheduling.flotilla.io/v1alpha1/simulations"),
   DEFAULT_NOT_READY_TOLERATION_SECONDS: int(300, { min: 0 }, "tolerationSeconds of the not-ready NoExecute toleration added to every policy"),
   DEFAULT_UNREACHABLE_TOLERATION_SECONDS: int(300, { min: 0 }, "tolerationSeconds of the unreachable NoExecute toleration added to every policy"),
+  TOKEN_AUTH_FILE: str("", 'bearer tokens, one `token,user,uid,"group1,group2"` per line (kube-apiserver\'s --token-auth-file); required'),
+  TLS_CERT_FILE: str("", "serving certificate (PEM) of the REST and gRPC servers; without it and TLS_KEY_FILE they speak plaintext, which is allowed only on a loopback HOST"),
+  TLS_KEY_FILE: str("", "private key (PEM) of TLS_CERT_FILE"),
+  TLS_CERT_CREATE: bool(false, "when TLS_CERT_FILE does not exist, create a self-signed certificate for localhost, 127.0.0.1 and HOST (needs the openssl command)"),
+  TOKEN_AUTH_FILE_CREATE: bool(false, "when TOKEN_AUTH_FILE does not exist, create it (mode 0600) with one random token of user admin in group system:masters"),
 };

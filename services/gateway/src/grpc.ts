@@ -82,6 +82,8 @@ function scopeOf(key: ObjectKey | undefined): Scope {
 
 const GRPC_CODES: Record<number, grpc.status> = {
   400: grpc.status.INVALID_ARGUMENT,
+  401: grpc.status.UNAUTHENTICATED,
+  403: grpc.status.PERMISSION_DENIED,
   413: grpc.status.RESOURCE_EXHAUSTED,
   404: grpc.status.NOT_FOUND,
   405: grpc.status.UNIMPLEMENTED,
@@ -115,11 +117,17 @@ function toGrpcError(e: unknown): grpc.ServiceError {
   return Object.assign(new Error(message), { code, details: ascii(message), metadata: md });
 }
 
+/**
+ * Authenticates a call (its `authorization` metadata, as the REST `Authorization` header) and
+ * authorizes the verb on the scope and name; throws the 401/403 error otherwise.
+ */
+export type CallGuard = (metadata: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => Promise<void>;
+
 /** The ObjectService implementation over the same ObjectApi the REST routes use. */
-export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.UntypedServiceImplementation {
-  const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
+export function objectServiceHandlers(api: ObjectApi, log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
+  const unary = <Req, Res>(fn: (req: Req, md: grpc.Metadata) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
     Promise.resolve(call.request)
-      .then((req) => (rejectMalformed(req), fn(req)))
+      .then((req) => (rejectMalformed(req), fn(req, call.metadata)))
       .then(
         (r) => cb(null, r),
         (e) => {
@@ -132,10 +140,16 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
       .catch((err: unknown) => log.error({ err }, "grpc answer failed"));
   };
   return {
-    get: unary(async (req: { key?: ObjectKey }) => toProtoObject(await api.get(scopeOf(req.key), req.key!.name))),
-    list: unary(async (req: ListRequest) => {
+    get: unary(async (req: { key?: ObjectKey }, md) => {
+      const s = scopeOf(req.key);
+      await guard(md, "get", s, req.key!.name);
+      return toProtoObject(await api.get(s, req.key!.name));
+    }),
+    list: unary(async (req: ListRequest, md) => {
       checkParameters({ labelSelector: req.labelSelector, continue: req.continue });
-      const r = await api.list(scopeOf(req.key), { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
+      const s = scopeOf(req.key);
+      await guard(md, "list", s);
+      const r = await api.list(s, { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
       return create(ListResponseSchema, {
         resourceVersion: r.resourceVersion,
         items: r.items.map(toProtoObject),
@@ -143,16 +157,19 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
         remainingItemCount: r.remainingItemCount === undefined ? undefined : BigInt(r.remainingItemCount),
       });
     }),
-    create: unary(async (req: { object?: Object$ }) => {
+    create: unary(async (req: { object?: Object$ }, md) => {
       const { object, scope } = fromProtoObject(req.object);
+      await guard(md, "create", scope);
       return toProtoObject(await api.create(scope, object));
     }),
-    update: unary(async (req: { object?: Object$; status: boolean }) => {
+    update: unary(async (req: { object?: Object$; status: boolean }, md) => {
       const { object, scope } = fromProtoObject(req.object);
+      await guard(md, "update", scope, object.metadata?.name ?? "", req.status ? "status" : undefined);
       return toProtoObject(await api.update(scope, object.metadata?.name ?? "", object, req.status ? "status" : undefined));
     }),
-    delete: unary(async (req: { key?: ObjectKey }) => {
+    delete: unary(async (req: { key?: ObjectKey }, md) => {
       const s = scopeOf(req.key);
+      await guard(md, "delete", s, req.key!.name);
       const o = (await api.delete(s, req.key!.name)) ?? { apiVersion: req.key!.apiVersion, kind: req.key!.kind, metadata: { name: req.key!.name } };
       return toProtoObject(o);
     }),
@@ -166,6 +183,7 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger): grpc.Untyped
           checkParameters({ labelSelector: call.request.labelSelector, resourceVersion: call.request.resourceVersion });
           const s = scopeOf(call.request.key);
           const name = call.request.key?.name;
+          await guard(call.metadata, "watch", s, name || undefined);
           for await (const e of await api.watch(s, { labelSelector: call.request.labelSelector || undefined, resourceVersion: call.request.resourceVersion || undefined, signal: ac.signal })) {
             if (name && e.object.metadata.name !== name) continue;
             call.write(create(WatchEventSchema, { type: e.type, object: toProtoObject(e.object) }));

@@ -7,6 +7,7 @@ import { MAX_DOCUMENT_DEPTH } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { grpcAuth, injectAsAdmin, testAccess } from "./access.test-support.js";
 import { buildGateway, type Gateway } from "./app.js";
 
 const DEPLOY = "/apis/apps/v1/namespaces/default/deployments";
@@ -32,7 +33,9 @@ describe("hostile input", () => {
 
   before(async () => {
     db = await freshDatabase();
-    gw = buildGateway({ store: new ObjectStore(db.sql), log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true });
+    const store = new ObjectStore(db.sql);
+    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    injectAsAdmin(gw.http);
     grpcAddress = (await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 })).grpcAddress!;
     const def = grpcServiceDefinition(ObjectService);
     client = new (grpc.makeGenericClientConstructor(def, "ObjectService"))(grpcAddress, grpc.credentials.createInsecure()) as never;
@@ -58,7 +61,7 @@ describe("hostile input", () => {
   const storedWeb = async () => (await db.sql<{ body: unknown }[]>`SELECT body FROM objects WHERE gk = 'apps/Deployment' AND name = 'web'`)[0]!.body;
   const grpcCall = (c: grpc.Client & Record<string, unknown>, method: string, req: unknown) =>
     new Promise<{ code: grpc.status; details: string; value?: unknown }>((resolve) =>
-      (c[method] as (r: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void).call(c, req, new grpc.Metadata(), { deadline: new Date(Date.now() + 5000) }, (e, v) =>
+      (c[method] as (r: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void).call(c, req, grpcAuth(), { deadline: new Date(Date.now() + 5000) }, (e, v) =>
         resolve(e ? { code: e.code, details: e.details } : { code: grpc.status.OK, details: "", value: v }),
       ),
     );

@@ -7,6 +7,7 @@ import { GetRequestSchema, ListRequestSchema, ObjectService, grpcServiceDefiniti
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { bearer, grpcAuth, injectAsAdmin, testAccess } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
 import { InlineTokenAnnotation, InlineCABundleAnnotation } from "./credentials.js";
 
@@ -34,7 +35,8 @@ describe("member credentials through the gateway", () => {
   before(async () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true });
+    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    injectAsAdmin(gw.http);
     const addr = await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 });
     url = addr.url;
     grpcAddress = addr.grpcAddress!;
@@ -120,7 +122,7 @@ describe("member credentials through the gateway", () => {
 
   test("watch events of Secrets are redacted", async () => {
     const lines: string[] = [];
-    const req = http.get(`${url}${SECRETS}?watch=true`);
+    const req = http.get(`${url}${SECRETS}?watch=true`, { headers: bearer() });
     const got = new Promise<void>((resolve) => {
       req.on("response", (res) => {
         res.setEncoding("utf8");
@@ -144,7 +146,7 @@ describe("member credentials through the gateway", () => {
     const client = new Client(grpcAddress, grpc.credentials.createInsecure()) as grpc.Client & Record<string, (...a: unknown[]) => unknown>;
     await store.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "grpc-m", namespace: "karmada-cluster" }, data: { token: TOKEN_B64 } });
     const call = <T>(method: string, req: unknown) =>
-      new Promise<T>((resolve, reject) => (client[method] as (r: unknown, cb: (e: Error | null, v: T) => void) => void).call(client, req, (e, v) => (e ? reject(e) : resolve(v))));
+      new Promise<T>((resolve, reject) => (client[method] as (r: unknown, md: grpc.Metadata, cb: (e: Error | null, v: T) => void) => void).call(client, req, grpcAuth(), (e, v) => (e ? reject(e) : resolve(v))));
     const key = { apiVersion: "v1", kind: "Secret", namespace: "karmada-cluster", name: "grpc-m" };
     const got = await call<{ object: { case: string; value: Record<string, unknown> } }>("get", create(GetRequestSchema, { key }));
     const text = JSON.stringify(got.object.value);

@@ -7,6 +7,7 @@ import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import type { KubeObject } from "@flotilla/api";
+import { bearer, grpcAuth, injectAsAdmin, testAccess } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
 
 const WORKS = "/apis/work.karmada.io/v1alpha1/works";
@@ -49,7 +50,8 @@ describe("lists through the gateway: limit, continue, streaming", () => {
     await Promise.all(Array.from({ length: 8 }, async () => {
       while (next < objs.length) await store.create(objs[next++]!);
     }));
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true });
+    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    injectAsAdmin(gw.http);
     const addr = await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 });
     url = addr.url;
     grpcAddress = addr.grpcAddress!;
@@ -105,7 +107,7 @@ describe("lists through the gateway: limit, continue, streaming", () => {
   });
 
   test("a list without a limit is streamed, and is the same List a single page would be", async () => {
-    const res = await fetch(`${url}${WORKS}`);
+    const res = await fetch(`${url}${WORKS}`, { headers: bearer() });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("transfer-encoding"), "chunked");
     assert.equal(res.headers.get("content-length"), null);
@@ -153,7 +155,7 @@ describe("lists through the gateway: limit, continue, streaming", () => {
     const client = new Client(grpcAddress, grpc.credentials.createInsecure()) as grpc.Client & Record<string, (...a: unknown[]) => unknown>;
     const list = (req: unknown) =>
       new Promise<{ resourceVersion: string; items: { object: { value: { metadata?: { name?: string } } } }[]; continue: string; remainingItemCount?: bigint }>((resolve, reject) =>
-        (client.list as (r: unknown, cb: (e: Error | null, v: never) => void) => void).call(client, req, (e, v) => (e ? reject(e) : resolve(v))),
+        (client.list as (r: unknown, md: grpc.Metadata, cb: (e: Error | null, v: never) => void) => void).call(client, req, grpcAuth(), (e, v) => (e ? reject(e) : resolve(v))),
       );
     const key = { apiVersion: "work.karmada.io/v1alpha1", kind: "Work", namespace: "karmada-es-member2", name: "" };
     const names: string[] = [];

@@ -6,6 +6,7 @@ import { SchedulerService, SimulateResponseSchema, grpcServiceDefinition, type S
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { injectAsAdmin, testAccess } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
 import { SIMULATIONS_PATH } from "./simulations.js";
 
@@ -44,10 +45,13 @@ describe("POST /apis/scheduling.flotilla.io/v1alpha1/simulations", () => {
   before(async () => {
     db = await freshDatabase();
     scheduler = await fakeScheduler();
-    const deps = { store: new ObjectStore(db.sql), log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true };
+    const store = new ObjectStore(db.sql);
+    const deps = { store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) };
     gw = buildGateway({ ...deps, scheduler: scheduler.address });
     // nothing listens on port 1
     down = buildGateway({ ...deps, scheduler: "127.0.0.1:1" });
+    injectAsAdmin(gw.http);
+    injectAsAdmin(down.http);
     await Promise.all([gw.http.ready(), down.http.ready()]);
   });
   after(async () => {

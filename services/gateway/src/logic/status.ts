@@ -58,6 +58,10 @@ export function toHttpError(err: unknown): HttpError {
       return status(415, "UnsupportedMediaType", e.message);
     case "UnavailableError":
       return status(503, "ServiceUnavailable", e.message);
+    case "UnauthorizedError":
+      return status(401, "Unauthorized", e.message);
+    case "ForbiddenError":
+      return status(403, "Forbidden", e.message, (e as unknown as ForbiddenError).details);
     default:
       return status(500, "InternalError", "Internal error occurred: the request could not be completed");
   }
@@ -72,6 +76,23 @@ export class MethodNotAllowedError extends Error {
 }
 export class UnsupportedMediaTypeError extends Error {
   override readonly name = "UnsupportedMediaTypeError";
+}
+/** No credentials, or credentials no authenticator accepts (401). */
+export class UnauthorizedError extends Error {
+  override readonly name = "UnauthorizedError";
+  constructor(message = "Unauthorized") {
+    super(message);
+  }
+}
+/** An authenticated user asked for something no rule allows (403); details name the resource as Kubernetes does. */
+export class ForbiddenError extends Error {
+  override readonly name = "ForbiddenError";
+  constructor(
+    message: string,
+    readonly details?: { group?: string; kind?: string; name?: string },
+  ) {
+    super(message);
+  }
 }
 
 export function successStatus(message = ""): KubeStatus {

@@ -1,0 +1,192 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import * as grpc from "@grpc/grpc-js";
+import { create } from "@bufbuild/protobuf";
+import { GetRequestSchema, ObjectService, grpcServiceDefinition } from "@flotilla/proto";
+import { ObjectStore } from "@flotilla/store";
+import { silentLogger } from "@flotilla/log";
+import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { buildGateway, type Gateway } from "./app.js";
+import { TOKENS, bearer, grpcAuth, testAccess, testTls } from "./access.test-support.js";
+
+const run = promisify(execFile);
+const DEPLOY = "/apis/apps/v1/namespaces/default/deployments";
+const WORKS = "/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member2/works";
+const RBAC = "/apis/rbac.authorization.k8s.io/v1";
+
+const deployment = (name: string) => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "c", image: "nginx" }] } } },
+});
+// the finding: a Work that makes system:anonymous cluster-admin on a member
+const adminGrab = {
+  apiVersion: "work.karmada.io/v1alpha1",
+  kind: "Work",
+  metadata: { name: "grab" },
+  spec: {
+    workload: {
+      manifests: [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "grab" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [{ kind: "User", name: "system:anonymous" }] }],
+    },
+  },
+};
+const bindTo = (name: string, role: string, subject: { kind: string; name: string }, namespace?: string) => ({
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind: namespace ? "RoleBinding" : "ClusterRoleBinding",
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+  subjects: [{ apiGroup: "rbac.authorization.k8s.io", ...subject }],
+});
+
+describe("authentication and RBAC", () => {
+  let db: TestDatabase;
+  let store: ObjectStore;
+  let gw: Gateway;
+  let secure: Gateway;
+  let url: string;
+  let secureUrl: string;
+  let grpcAddress: string;
+  let tls: Awaited<ReturnType<typeof testTls>>;
+  before(async () => {
+    db = await freshDatabase();
+    store = new ObjectStore(db.sql);
+    const deps = { store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true };
+    gw = buildGateway({ ...deps, access: testAccess(store) });
+    ({ url, grpcAddress } = (await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 })) as { url: string; grpcAddress: string });
+    // kubectl sends a token only over TLS
+    tls = await testTls();
+    secure = buildGateway({ ...deps, access: testAccess(store), tls });
+    secureUrl = (await secure.start({ host: "127.0.0.1", port: 0 })).url;
+  });
+  after(async () => {
+    await secure.stop();
+    await gw.stop();
+    await db.drop();
+  });
+
+  const call = async (method: string, path: string, token?: string, body?: unknown) => {
+    const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const r = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : undefined, text };
+  };
+  const bind = async (b: ReturnType<typeof bindTo>, token = TOKENS.admin) => {
+    const path = b.kind === "RoleBinding" ? `${RBAC}/namespaces/${b.metadata.namespace}/rolebindings` : `${RBAC}/clusterrolebindings`;
+    const r = await call("POST", path, token, b);
+    assert.equal(r.status, 201, r.text);
+  };
+  /** Waits until the gateway's RBAC copy has caught up (a watch: tens of ms). */
+  const until = (token: string, method: string, path: string, status: number, body?: unknown) =>
+    eventually(async () => (await call(method, path, token, body)).status === status, { timeoutMs: 5000, message: `${method} ${path} → ${status}` });
+
+  test("no token, or one nobody issued, is a 401 Status; the probes and the portal page need none", async () => {
+    for (const token of [undefined, "bogus", ""]) {
+      const r = await call("GET", "/api/v1/namespaces/kube-system/secrets", token);
+      assert.equal(r.status, 401, `token ${JSON.stringify(token)}`);
+      assert.deepEqual([r.body.kind, r.body.reason, r.body.code], ["Status", "Unauthorized", 401]);
+    }
+    const basic = await fetch(`${url}/api/v1/configmaps`, { headers: { authorization: `Basic ${Buffer.from("admin:admin").toString("base64")}` } });
+    assert.equal(basic.status, 401);
+    // the findings: anonymous reads, writes in kube-system, deletes and Work injection are all refused
+    assert.equal((await call("POST", "/api/v1/namespaces/kube-system/configmaps", undefined, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } })).status, 401);
+    assert.equal((await call("POST", WORKS, undefined, adminGrab)).status, 401);
+    assert.equal((await call("DELETE", `${DEPLOY}/web`, undefined)).status, 401);
+    assert.equal((await call("GET", "/metrics", undefined)).status, 401);
+    for (const p of ["/healthz", "/readyz", "/livez", "/"]) assert.equal((await fetch(`${url}${p}`)).status, 200, p);
+    assert.equal((await store.list({ gk: "work.karmada.io/Work" } as never)).items.length, 0, "nothing was written");
+  });
+
+  test("an authenticated user with no role can discover the API and ask about itself, nothing else (403 Status)", async () => {
+    assert.equal((await call("GET", "/apis", TOKENS.nobody)).status, 200);
+    assert.equal((await call("GET", "/apis/apps/v1", TOKENS.nobody)).status, 200);
+    const r = await call("GET", "/api/v1/namespaces/default/configmaps", TOKENS.nobody);
+    assert.equal(r.status, 403);
+    assert.deepEqual([r.body.kind, r.body.reason, r.body.code], ["Status", "Forbidden", 403]);
+    assert.equal(r.body.message, 'User "nobody" cannot list resource "configmaps" in API group "" in the namespace "default"');
+    assert.deepEqual(r.body.details, { group: "", kind: "configmaps" });
+    const who = await call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", TOKENS.nobody, { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+    assert.equal(who.status, 201, who.text);
+    assert.deepEqual(who.body.status.userInfo, { username: "nobody", uid: "nobody-uid", groups: ["system:authenticated"] });
+  });
+
+  test("the default roles exist, and flotilla:view can list but not create", async () => {
+    const roles = await call("GET", `${RBAC}/clusterroles`, TOKENS.admin);
+    for (const n of ["flotilla:admin", "flotilla:edit", "flotilla:view"]) assert.ok(roles.body.items.some((r: { metadata: { name: string } }) => r.metadata.name === n), n);
+    await bind(bindTo("vi-views", "flotilla:view", { kind: "User", name: "vi" }));
+    await until(TOKENS.viewer, "GET", DEPLOY, 200);
+    const denied = await call("POST", DEPLOY, TOKENS.viewer, deployment("web"));
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.reason, "Forbidden");
+    assert.equal((await call("GET", "/api/v1/namespaces/default/secrets", TOKENS.viewer)).status, 403, "view does not read Secrets");
+  });
+
+  test("flotilla:edit writes templates and policies but no Works, Clusters or RBAC; reserved namespaces need more than a broad grant", async () => {
+    await bind(bindTo("team-a-edits", "flotilla:edit", { kind: "Group", name: "team-a" }));
+    await until(TOKENS.editor, "POST", DEPLOY, 201, deployment("web"));
+    assert.equal((await call("POST", WORKS, TOKENS.editor, adminGrab)).status, 403);
+    assert.equal((await call("POST", "/apis/cluster.karmada.io/v1alpha1/clusters", TOKENS.editor, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "evil" }, spec: { apiEndpoint: "https://127.0.0.1:1" } })).status, 403);
+    assert.equal((await call("POST", `${RBAC}/clusterrolebindings`, TOKENS.editor, bindTo("self-admin", "flotilla:admin", { kind: "User", name: "ed" }))).status, 403, "no escalation");
+    // Secrets: yes in an ordinary namespace, no in karmada-cluster (the members' credentials), even with a broad grant of Secrets
+    assert.equal((await call("POST", "/api/v1/namespaces/default/secrets", TOKENS.editor, { apiVersion: "v1", kind: "Secret", metadata: { name: "s" } })).status, 201);
+    const cred = await call("POST", "/api/v1/namespaces/karmada-cluster/secrets", TOKENS.editor, { apiVersion: "v1", kind: "Secret", metadata: { name: "member1" } });
+    assert.equal(cred.status, 403);
+    assert.match(cred.body.message, /reserved to the control plane/);
+    // an explicit grant in that namespace does reach it
+    await bind(bindTo("ed-works", "flotilla:admin", { kind: "User", name: "ed" }, "karmada-es-member2"));
+    await until(TOKENS.editor, "POST", WORKS, 201, adminGrab);
+    assert.equal((await call("POST", "/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works", TOKENS.editor, { ...adminGrab, metadata: { name: "other" } })).status, 403);
+  });
+
+  test("SelfSubjectAccessReview answers as the authorizer decides, so kubectl auth can-i works", async (t) => {
+    const ssar = (token: string, resourceAttributes: Record<string, string>) =>
+      call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", token, { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes } });
+    const yes = await ssar(TOKENS.editor, { verb: "create", group: "apps", resource: "deployments", namespace: "default" });
+    assert.equal(yes.status, 201, yes.text);
+    assert.equal(yes.body.status.allowed, true);
+    assert.equal((await ssar(TOKENS.editor, { verb: "create", group: "work.karmada.io", resource: "works", namespace: "karmada-es-member1" })).body.status.allowed, false);
+    const bad = await call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", TOKENS.editor, { spec: { resourceAttributes: { verb: 7 } } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.details.causes[0].field, "spec.resourceAttributes.verb");
+    try {
+      await run("kubectl", ["version", "--client"]);
+    } catch {
+      if (process.env.CI) assert.fail("kubectl is required in CI");
+      t.skip("kubectl not installed");
+      return;
+    }
+    const canI = async (token: string, ...args: string[]) =>
+      (await run("kubectl", [`--server=${secureUrl}`, `--token=${token}`, `--certificate-authority=${tls.certFile}`, "auth", "can-i", ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } }).catch((e: { stdout: string }) => e)).stdout.trim();
+    assert.equal(await canI(TOKENS.editor, "create", "works", "-n", "karmada-es-member1"), "no");
+    assert.equal(await canI(TOKENS.editor, "create", "deployments", "-n", "default"), "yes");
+    assert.equal(await canI(TOKENS.viewer, "create", "deployments", "-n", "default"), "no");
+    const who = await run("kubectl", [`--server=${secureUrl}`, `--token=${TOKENS.editor}`, `--certificate-authority=${tls.certFile}`, "auth", "whoami", "-o", "json"], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    assert.equal(JSON.parse(who.stdout).status.userInfo.username, "ed");
+  });
+
+  test("the gRPC front authenticates the authorization metadata and authorizes the same way", async () => {
+    const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(ObjectService), "ObjectService");
+    const client = new Client(grpcAddress, grpc.credentials.createInsecure()) as grpc.Client & Record<string, (...a: unknown[]) => unknown>;
+    const get = (md: grpc.Metadata) =>
+      new Promise<grpc.ServiceError | null>((resolve) =>
+        (client.get as (r: unknown, md: grpc.Metadata, cb: (e: grpc.ServiceError | null) => void) => void).call(client, create(GetRequestSchema, { key: { apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: "web" } }), md, (e) => resolve(e)),
+      );
+    try {
+      assert.equal((await get(new grpc.Metadata()))?.code, grpc.status.UNAUTHENTICATED);
+      assert.equal((await get(grpcAuth("bogus")))?.code, grpc.status.UNAUTHENTICATED);
+      assert.equal((await get(grpcAuth(TOKENS.nobody)))?.code, grpc.status.PERMISSION_DENIED);
+      assert.equal(await get(grpcAuth(TOKENS.viewer)), null);
+    } finally {
+      client.close();
+    }
+  });
+
+  test("removing a binding takes the access away", async () => {
+    assert.equal((await call("DELETE", `${RBAC}/clusterrolebindings/vi-views`, TOKENS.admin)).status, 200);
+    await until(TOKENS.viewer, "GET", DEPLOY, 403);
+    assert.equal((await fetch(`${url}${DEPLOY}`, { headers: bearer() })).status, 200, "the admin is unaffected");
+  });
+});
