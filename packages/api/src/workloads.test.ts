@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CORE, InvalidError, KARMADA, quantityErrors, validateObject, workloadErrors, type KubeObject } from "@flotilla/api";
+import { CORE, InvalidError, KARMADA, quantityErrors, storedTemplateErrors, validateObject, workloadErrors, type KubeObject } from "@flotilla/api";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -87,4 +87,22 @@ test("a template's metadata fields of the wrong JSON type are refused before the
   }
   // fields Kubernetes has and Flotilla does not read are left alone
   validateObject(CORE.configMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: "default", managedFields: [{ manager: "kubectl" }], selfLink: "/x", creationTimestamp: null } as Json });
+});
+
+test("a stored template is checked like the gateway checks it: the types of its metadata and the workload fields controllers read", () => {
+  const cases: Array<[string, Json, string[]]> = [
+    ["a valid Deployment as the store returns it is readable", { ...deployment(), metadata: { name: "d", namespace: "default", uid: "u", resourceVersion: "12", generation: 1, creationTimestamp: "2024-01-01T00:00:00Z", managedFields: [{}] } }, []],
+    ["a ConfigMap is only checked for its metadata", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { a: "b" } }, []],
+    ["a cpu request of true is named", deployment({ template: pod([{ name: "c", resources: { requests: { cpu: true } } }]) }), ["spec.template.spec.containers[0].resources.requests[cpu]"]],
+    ["labels that are a list are named", { ...deployment(), metadata: { name: "d", labels: [] } }, ["metadata.labels"]],
+    ["an annotation that is not a string is named", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", annotations: { a: 1 } } }, ["metadata.annotations[a]"]],
+    ["metadata that is not an object is named", { apiVersion: "v1", kind: "ConfigMap", metadata: "x" }, ["metadata"]],
+  ];
+  for (const [name, t, fields] of cases) {
+    assert.deepEqual(
+      storedTemplateErrors(t).map((e) => e.field),
+      fields,
+      name,
+    );
+  }
 });

@@ -164,3 +164,18 @@ export function workloadErrors(obj: Pick<KubeObject, "apiVersion" | "kind"> & { 
   }
   return errs;
 }
+
+/**
+ * What a controller checks before it reads a stored template, since a template need not have
+ * come through the gateway (written straight to the store, or stored before a check existed):
+ * the JSON types of its metadata (labels and annotations map to strings, …) and the workload
+ * fields of `workloadErrors`. The same rules as the gateway's admission, minus the value checks
+ * (name formats, label syntax) that no controller depends on. [] when the template is readable.
+ */
+export function storedTemplateErrors(obj: Pick<KubeObject, "apiVersion" | "kind"> & { metadata?: unknown; spec?: unknown }): FieldError[] {
+  const errs: FieldError[] = [];
+  if (isObj(obj.metadata)) errs.push(...jsonShapeErrors(ObjectMetaSchema, obj.metadata, "metadata", { unknownFields: "ignore" }));
+  else errs.push(typeInvalid("metadata", obj.metadata, "object"));
+  errs.push(...workloadErrors(obj));
+  return errs;
+}

@@ -369,3 +369,87 @@ test("metrics reflect the work done", () =>
     assert.match(text, new RegExp(`${METRICS.backoffKeys}\\{controller="metered"\\} 1`));
     assert.match(text, new RegExp(`${METRICS.reconcileDuration}_count\\{controller="metered"\\} 3`));
   }));
+
+test("a key failing the same way on one version is parked as terminal: counted, not retried with backoff or by resync, and other keys proceed", () =>
+  withDb(async (_db, _m, make) => {
+    const versions = new Map([["poison", "10"]]);
+    const r = recorder("poisoned", async (key, ctx) => {
+      ctx.observed(versions.get(key) ?? "1");
+      if (key === "poison" && versions.get(key) === "10") {
+        const q: unknown = true;
+        return (q as string).trim() as never; // what reading a cpu request of `true` as a string does
+      }
+      return done();
+    });
+    let listed: Array<string | { key: string; resourceVersion?: string }> = [];
+    const c = make({ reconciler: r.reconciler, concurrency: 2, terminalAfterRepeats: 3, listKeys: async () => listed });
+    c.start();
+    const good = Array.from({ length: 50 }, (_, i) => `good-${i}`);
+    const t0 = Date.now();
+    await Promise.all([c.enqueue("poison"), ...good.map((k) => c.enqueue(k))]);
+    assert.ok(Date.now() - t0 < 2000, "every enqueue settled promptly, the poison's too");
+    assert.equal(r.count("poison"), 3, "three identical failures, then terminal");
+    assert.ok(good.every((k) => r.count(k) === 1));
+    const parked = c.terminalFailure("poison");
+    assert.equal(parked?.version, "10");
+    assert.equal(parked?.repeats, 3);
+    assert.match(parked?.error ?? "", /^TypeError: .*trim is not a function/);
+    assert.equal(c.snapshot().terminalKeys, 1);
+    assert.equal(c.snapshot().metrics.errors.terminal, 1);
+    assert.equal(c.snapshot().metrics.errors.error, 2, "the two failures before it were retried");
+
+    await sleep(300);
+    assert.equal(r.count("poison"), 3, "no backoff retry");
+    await c.enqueue("poison", { resourceVersion: "10" });
+    await c.enqueue("poison", { resourceVersion: "9" });
+    assert.equal(r.count("poison"), 3, "a wake-up about the version it failed on (or older) runs nothing");
+    assert.equal(c.snapshot().metrics.terminalSkips, 2);
+    listed = ["poison", { key: "poison", resourceVersion: "10" }, "good-0"];
+    await c.resync();
+    await eventually(() => r.count("good-0") === 2);
+    await sleep(100);
+    assert.equal(r.count("poison"), 3, "a resync runs a parked key only for a newer version");
+    const text = renderMetrics([c]);
+    assert.match(text, new RegExp(`${METRICS.terminalKeys}\\{controller="poisoned"\\} 1`));
+    assert.match(text, new RegExp(`${METRICS.reconcileErrors}\\{controller="poisoned",reason="terminal"\\} 1`));
+
+    // the object is fixed: its wake-up runs the key, which succeeds and is no longer parked
+    versions.set("poison", "11");
+    await c.enqueue("poison", { resourceVersion: "11" });
+    assert.equal(r.count("poison"), 4);
+    assert.equal(c.terminalFailure("poison"), undefined);
+    assert.equal(c.snapshot().terminalKeys, 0);
+  }));
+
+test("a parked key runs again when a related object changes (no version) or a resync lists a newer version; transient failures never park a key", () =>
+  withDb(async (_db, _m, make) => {
+    let connectFailures = 6;
+    let version = "5";
+    const r = recorder("related", async (key, ctx) => {
+      if (key === "bad") {
+        ctx.observed(version);
+        terminal(new Error("cannot fix"));
+      }
+      if (key === "flaky" && connectFailures-- > 0) throw Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+      return done();
+    });
+    const c = make({ reconciler: r.reconciler, terminalAfterRepeats: 3, listKeys: async () => [{ key: "bad", resourceVersion: version }] });
+    c.start();
+    await c.enqueue("bad");
+    assert.equal(r.count("bad"), 1, "terminal at once");
+    await c.enqueue("bad");
+    assert.equal(r.count("bad"), 2, "an enqueue without a version (a related object changed) runs it");
+    c.add("bad");
+    await eventually(() => r.count("bad") === 3);
+    version = "6";
+    await c.resync();
+    await eventually(() => r.count("bad") === 4, { message: "a resync listing a newer version runs it" });
+    await c.resync();
+    await sleep(100);
+    assert.equal(r.count("bad"), 4, "but not the same version twice");
+
+    await c.enqueue("flaky");
+    assert.equal(r.count("flaky"), 7, "six network failures were retried until it succeeded");
+    assert.equal(c.terminalFailure("flaky"), undefined);
+    assert.equal(c.snapshot().metrics.errors.error, 6);
+  }));

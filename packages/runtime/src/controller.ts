@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { Sql } from "@flotilla/store";
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff.js";
+import { classifyFailure, coveredByFailure, failureSignature, newerVersion, nextStreak, type FailureStreak } from "./classify.js";
 import { ControllerMetrics, type ControllerSnapshot, type ErrorReason } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
-import { isTerminal, type Reconciler, type Result } from "./result.js";
+import type { Reconciler, Result } from "./result.js";
 import { DurableTimers } from "./timers.js";
 
 export interface ControllerOptions {
@@ -15,9 +16,13 @@ export interface ControllerOptions {
   log: Logger;
   /** Reconciles running at once (default 4). */
   concurrency?: number;
-  /** Every resyncMs, enqueue everything `listKeys` returns (default 0: off). */
+  /**
+   * Every resyncMs, enqueue everything `listKeys` returns (default 0: off). A key may come with
+   * its object's resourceVersion: a key parked after a terminal failure is run again by a
+   * resync only when the version listed is newer than the one it failed on.
+   */
   resyncMs?: number;
-  listKeys?: () => Promise<string[]>;
+  listKeys?: () => Promise<Array<string | KeyVersion>>;
   /** Per-key retry backoff after errors (default 5 ms .. 1000 s, controller-runtime's). */
   backoff?: Partial<BackoffOptions>;
   /** A reconcile running longer than this is aborted and counts as an error (default 60 s; 0 = none). */
@@ -32,6 +37,35 @@ export interface ControllerOptions {
   stopTimeoutMs?: number;
   /** Consecutive failures of a key from which each retry is logged at warn (default 3). */
   warnAfterFailures?: number;
+  /**
+   * A failure that looks like bad data or a bug (TypeError, InvalidError, …; see
+   * `classifyFailure`) becomes terminal once it has happened this many times in a row, with the
+   * same message, on the same version of the object (default 5; 0 = never).
+   */
+  terminalAfterRepeats?: number;
+}
+
+/** A key and the resourceVersion of its object, as a resync lists it. */
+export interface KeyVersion {
+  key: string;
+  resourceVersion?: string;
+}
+
+/** What a wake-up says about the key's own object (only when it is about that object). */
+export interface WakeHint {
+  resourceVersion?: string;
+}
+
+/** Why a key is parked: its last reconcile failed terminally. */
+export interface TerminalFailure {
+  /** The version of the key's object the failure was on, when the reconciler said (`ctx.observed`). */
+  version?: string;
+  /** `name: message` of the error. */
+  error: string;
+  /** Identical failures in a row that led here. */
+  repeats: number;
+  /** When (ms since the epoch). */
+  at: number;
 }
 
 export interface Controller {
@@ -44,10 +78,16 @@ export interface Controller {
    * Queues the key and resolves once a reconcile of it that started after this call has
    * succeeded (done, after, or a terminal failure: nothing left to retry). Stays pending
    * across failed attempts. Rejects with StoppedError if the controller stops first.
+   * `hint` is what a wake-up about the key's own object says: for a key parked after a
+   * terminal failure, a wake-up about the version it failed on (or an older one) resolves at
+   * once without a reconcile; anything else (a newer version, no hint: a related object
+   * changed) runs it again.
    */
-  enqueue(key: string): Promise<void>;
-  /** Queues the key without waiting for anything. */
+  enqueue(key: string, hint?: WakeHint): Promise<void>;
+  /** Queues the key without waiting for anything (also a key parked after a terminal failure). */
   add(key: string): void;
+  /** Why the key is parked after a terminal failure, or undefined when it is not. */
+  terminalFailure(key: string): TerminalFailure | undefined;
   /** Lists and queues every key now; returns how many. */
   resync(): Promise<number>;
   snapshot(): ControllerSnapshot;
@@ -75,6 +115,7 @@ export const CONTROLLER_DEFAULTS = {
   timerPollMs: 250,
   stopTimeoutMs: 30_000,
   warnAfterFailures: 3,
+  terminalAfterRepeats: 5,
 } as const;
 
 interface Waiter {
@@ -88,6 +129,10 @@ interface KeyState {
   waiters: Waiter[];
   retry?: NodeJS.Timeout;
   retryAt?: number;
+  /** The run of identical bad-data failures the key is on. */
+  streak?: FailureStreak;
+  /** Set while the key is parked after a terminal failure. */
+  terminal?: TerminalFailure;
 }
 
 interface Run {
@@ -95,9 +140,11 @@ interface Run {
   /** The waiters this run settles (enqueued before it started). */
   claimed: Waiter[];
   done: Promise<void>;
+  /** The newest version of the key's object the reconcile reported (`ctx.observed`). */
+  observed?: string;
 }
 
-type Outcome = { kind: "done" } | { kind: "after"; ms: number } | { kind: "failed"; reason: ErrorReason; err: unknown };
+type Outcome = { kind: "done" } | { kind: "after"; ms: number } | { kind: "failed"; reason: ErrorReason; err: unknown; repeats?: number };
 
 export function createController(o: ControllerOptions): Controller {
   return new ControllerImpl(o);
@@ -135,6 +182,7 @@ class ControllerImpl implements Controller {
       timerLeaseMs: o.timerLeaseMs ?? Math.max(2 * timeoutMs, 60_000),
       stopTimeoutMs: o.stopTimeoutMs ?? CONTROLLER_DEFAULTS.stopTimeoutMs,
       warnAfterFailures: o.warnAfterFailures ?? CONTROLLER_DEFAULTS.warnAfterFailures,
+      terminalAfterRepeats: o.terminalAfterRepeats ?? CONTROLLER_DEFAULTS.terminalAfterRepeats,
       backoff: { ...DEFAULT_BACKOFF, ...o.backoff },
     };
     this.timers = new DurableTimers(o.sql, this.name, this.cfg.timerLeaseMs);
@@ -156,8 +204,13 @@ class ControllerImpl implements Controller {
     if (this.queue.add(key)) this.pump();
   }
 
-  enqueue(key: string): Promise<void> {
+  enqueue(key: string, hint?: WakeHint): Promise<void> {
     if (this.state === "stopping" || this.state === "stopped") return Promise.reject(new StoppedError(this.name));
+    const parked = this.keys.get(key)?.terminal;
+    if (parked && hint && coveredByFailure(parked.version, hint.resourceVersion)) {
+      this.metrics.terminalSkips++;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve, reject) => {
       this.keyState(key).waiters.push({ resolve, reject });
       this.add(key);
@@ -171,9 +224,19 @@ class ControllerImpl implements Controller {
     this.resyncing = (async () => {
       try {
         const keys = await list();
-        for (const k of keys) this.add(k);
+        let parked = 0;
+        for (const e of keys) {
+          const { key, resourceVersion } = typeof e === "string" ? { key: e, resourceVersion: undefined } : e;
+          const t = this.keys.get(key)?.terminal;
+          // a parked key waits for a newer version of its object, not for the clock
+          if (t && (resourceVersion === undefined || coveredByFailure(t.version, resourceVersion))) {
+            parked++;
+            continue;
+          }
+          this.add(key);
+        }
         this.metrics.resyncs++;
-        this.log.debug({ keys: keys.length }, "resync");
+        this.log.debug({ keys: keys.length, parked }, "resync");
         return keys.length;
       } catch (e) {
         this.log.warn({ err: e }, "resync failed");
@@ -187,8 +250,17 @@ class ControllerImpl implements Controller {
 
   snapshot(): ControllerSnapshot {
     let backoffKeys = 0;
-    for (const st of this.keys.values()) if (st.retry) backoffKeys++;
-    return { name: this.name, queueDepth: this.queue.length, inFlight: this.running.size, backoffKeys, metrics: this.metrics };
+    let terminalKeys = 0;
+    for (const st of this.keys.values()) {
+      if (st.retry) backoffKeys++;
+      if (st.terminal) terminalKeys++;
+    }
+    return { name: this.name, queueDepth: this.queue.length, inFlight: this.running.size, backoffKeys, terminalKeys, metrics: this.metrics };
+  }
+
+  terminalFailure(key: string): TerminalFailure | undefined {
+    const t = this.keys.get(key)?.terminal;
+    return t && { ...t };
   }
 
   stop(): Promise<void> {
@@ -260,14 +332,14 @@ class ControllerImpl implements Controller {
     const log = this.log.child({ key, reconcileId });
     const run: Run = { ac: new AbortController(), claimed, done: Promise.resolve() };
     this.running.set(key, run);
-    run.done = this.execute(key, run, log, reconcileId).catch((e) => this.log.error({ err: e, key }, "controller runner failed"));
+    run.done = this.execute(key, st, run, log, reconcileId).catch((e) => this.log.error({ err: e, key }, "controller runner failed"));
   }
 
-  private async execute(key: string, run: Run, log: Logger, reconcileId: string): Promise<void> {
+  private async execute(key: string, st: KeyState, run: Run, log: Logger, reconcileId: string): Promise<void> {
     const t0 = performance.now();
     let outcome: Outcome;
     try {
-      const result = await this.invoke(key, run.ac, log, reconcileId);
+      const result = await this.invoke(key, run, log, reconcileId);
       if (result.kind === "after") {
         await this.timers.set(key, result.ms);
         if (result.ms < this.cfg.timerPollMs) this.pollerWake?.();
@@ -277,11 +349,15 @@ class ControllerImpl implements Controller {
         outcome = { kind: "done" };
       }
     } catch (e) {
-      if (isTerminal(e)) {
+      const timedOut = e instanceof ReconcileTimeoutError;
+      const cls = timedOut ? "transient" : classifyFailure(e);
+      const next = nextStreak(st.streak, { cls, signature: failureSignature(e), version: run.observed }, this.cfg.terminalAfterRepeats);
+      st.streak = next.streak;
+      if (next.terminal) {
         await this.timers.clear(key).catch(() => {});
-        outcome = { kind: "failed", reason: "terminal", err: e };
+        outcome = { kind: "failed", reason: "terminal", err: e, repeats: next.streak?.repeats };
       } else {
-        outcome = { kind: "failed", reason: e instanceof ReconcileTimeoutError ? "timeout" : "error", err: e };
+        outcome = { kind: "failed", reason: timedOut ? "timeout" : "error", err: e };
       }
     }
     const ms = performance.now() - t0;
@@ -289,10 +365,14 @@ class ControllerImpl implements Controller {
   }
 
   /** Calls the reconciler; a synchronous throw, an invalid result or a timeout are failures. */
-  private invoke(key: string, ac: AbortController, log: Logger, reconcileId: string): Promise<Result> {
+  private invoke(key: string, run: Run, log: Logger, reconcileId: string): Promise<Result> {
+    const ac = run.ac;
+    const observed = (rv: string | undefined) => {
+      if (typeof rv === "string" && rv !== "") run.observed = newerVersion(run.observed, rv);
+    };
     let p: Promise<Result>;
     try {
-      p = Promise.resolve(this.reconciler.reconcile(key, { log, reconcileId, signal: ac.signal }));
+      p = Promise.resolve(this.reconciler.reconcile(key, { log, reconcileId, signal: ac.signal, observed }));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -339,6 +419,7 @@ class ControllerImpl implements Controller {
     this.running.delete(key);
     const st = this.keyState(key);
     if (outcome.kind === "failed" && outcome.reason !== "terminal") {
+      st.terminal = undefined;
       st.failures++;
       this.metrics.observe("error", ms, outcome.reason);
       st.waiters = run.claimed.concat(st.waiters);
@@ -355,15 +436,21 @@ class ControllerImpl implements Controller {
       st.retry = undefined;
       for (const w of run.claimed) w.resolve();
       if (outcome.kind === "failed") {
+        st.terminal = { version: run.observed, error: failureSignature(outcome.err), repeats: outcome.repeats ?? 1, at: Date.now() };
         this.metrics.observe("error", ms, "terminal");
-        log.error({ err: outcome.err, durationMs: Math.round(ms) }, "reconcile failed terminally; not retrying");
+        log.error(
+          { err: outcome.err, resourceVersion: run.observed, repeats: st.terminal.repeats, durationMs: Math.round(ms) },
+          "reconcile failed terminally; retried only when its object changes",
+        );
       } else {
+        st.terminal = undefined;
+        st.streak = undefined;
         this.metrics.observe(outcome.kind, ms);
         log.debug({ result: outcome.kind, afterMs: outcome.kind === "after" ? outcome.ms : undefined, durationMs: Math.round(ms) }, "reconciled");
       }
     }
     this.queue.done(key);
-    if (st.failures === 0 && st.waiters.length === 0 && !st.retry && !this.running.has(key)) this.keys.delete(key);
+    if (st.failures === 0 && st.waiters.length === 0 && !st.retry && !st.terminal && !this.running.has(key)) this.keys.delete(key);
     if (this.running.size === 0) this.idle?.();
     this.pump();
   }
@@ -389,7 +476,11 @@ class ControllerImpl implements Controller {
         // Bounded: after Postgres drops connections a postgres.js query can wait out its connect timeout.
         const { keys, nextMs } = await withTimeout(this.timers.claimDue(1000), Math.max(5000, 20 * pollMs), "timer poll");
         if (this.state !== "running") break; // claimed but not run: the lease brings them back
-        for (const k of keys) this.add(k);
+        for (const k of keys) {
+          // a parked key's timer (another replica's, say) is dropped: the key waits for a change
+          if (this.keys.get(k)?.terminal) void this.timers.clear(k).catch(() => {});
+          else this.add(k);
+        }
         this.metrics.timersFired += keys.length;
         if (keys.length > 0) this.log.debug({ keys: keys.length }, "timers fired");
         if (failures > 0) this.log.info({ failures }, "timer poller recovered");

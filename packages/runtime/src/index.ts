@@ -1,4 +1,5 @@
 export * from "./result.js";
+export * from "./classify.js";
 export * from "./backoff.js";
 export * from "./queue.js";
 export * from "./timers.js";

@@ -8,9 +8,10 @@ test("renderMetrics writes Prometheus text for every controller", () => {
   m.observe("after", 40);
   m.observe("error", 2000, "timeout");
   m.timersFired = 7;
+  m.terminalSkips = 4;
   const other = new ControllerMetrics();
   const text = renderMetrics([
-    { snapshot: () => ({ name: "graceful-eviction", queueDepth: 2, inFlight: 1, backoffKeys: 1, metrics: m }) },
+    { snapshot: () => ({ name: "graceful-eviction", queueDepth: 2, inFlight: 1, backoffKeys: 1, terminalKeys: 3, metrics: m }) },
     { snapshot: () => ({ name: 'odd"name', queueDepth: 0, inFlight: 0, backoffKeys: 0, metrics: other }) },
   ]);
   const lines = text.split("\n");
@@ -30,6 +31,11 @@ test("renderMetrics writes Prometheus text for every controller", () => {
   has(`${METRICS.reconcileDuration}_sum{controller="graceful-eviction"} 2.043`);
   has(`${METRICS.timersFired}{controller="graceful-eviction"} 7`);
   has(`${METRICS.queueDepth}{controller="odd\\"name"} 0`);
+  has(`# TYPE ${METRICS.terminalKeys} gauge`);
+  has(`${METRICS.terminalKeys}{controller="graceful-eviction"} 3`);
+  has(`${METRICS.terminalKeys}{controller="odd\\"name"} 0`);
+  has(`${METRICS.reconcileErrors}{controller="graceful-eviction",reason="terminal"} 0`);
+  has(`${METRICS.terminalSkips}{controller="graceful-eviction"} 4`);
   assert.equal(lines.filter((l) => l.startsWith(`# TYPE ${METRICS.reconcileTotal} `)).length, 1, "one TYPE line per family");
   assert.ok(text.endsWith("\n"));
 });

@@ -3,11 +3,13 @@ export const METRICS = {
   queueDepth: "flotilla_controller_queue_depth",
   inFlight: "flotilla_controller_in_flight",
   backoffKeys: "flotilla_controller_backoff_keys",
+  terminalKeys: "flotilla_controller_terminal_keys",
   reconcileTotal: "flotilla_controller_reconcile_total",
   reconcileErrors: "flotilla_controller_reconcile_errors_total",
   reconcileDuration: "flotilla_controller_reconcile_duration_seconds",
   timersFired: "flotilla_controller_timers_fired_total",
   resyncs: "flotilla_controller_resyncs_total",
+  terminalSkips: "flotilla_controller_terminal_skips_total",
 } as const;
 
 /** How a reconcile ended, for `reconcile_total{result}`. */
@@ -29,6 +31,8 @@ export class ControllerMetrics {
   durationSumSeconds = 0;
   timersFired = 0;
   resyncs = 0;
+  /** Wake-ups answered without a reconcile: about a version a parked key already failed on. */
+  terminalSkips = 0;
   private readonly recent = new Float64Array(RECENT);
   private recentCount = 0;
 
@@ -57,6 +61,8 @@ export interface ControllerSnapshot {
   queueDepth: number;
   inFlight: number;
   backoffKeys: number;
+  /** Keys parked after a terminal failure (0 when not reported). */
+  terminalKeys?: number;
   metrics: ControllerMetrics;
 }
 
@@ -79,6 +85,7 @@ export function renderMetrics(controllers: Iterable<HasMetrics>): string {
   family(METRICS.queueDepth, "gauge", "Keys waiting to be reconciled.", (s, c) => [`${METRICS.queueDepth}{${c}} ${s.queueDepth}`]);
   family(METRICS.inFlight, "gauge", "Reconciles running now.", (s, c) => [`${METRICS.inFlight}{${c}} ${s.inFlight}`]);
   family(METRICS.backoffKeys, "gauge", "Keys waiting out a retry backoff.", (s, c) => [`${METRICS.backoffKeys}{${c}} ${s.backoffKeys}`]);
+  family(METRICS.terminalKeys, "gauge", "Keys parked after a terminal failure, run again only when their object changes.", (s, c) => [`${METRICS.terminalKeys}{${c}} ${s.terminalKeys ?? 0}`]);
   family(METRICS.reconcileTotal, "counter", "Reconciles by result.", (s, c) =>
     (Object.keys(s.metrics.reconciles) as ResultLabel[]).map((r) => `${METRICS.reconcileTotal}{${c},result="${r}"} ${s.metrics.reconciles[r]}`),
   );
@@ -95,5 +102,8 @@ export function renderMetrics(controllers: Iterable<HasMetrics>): string {
   });
   family(METRICS.timersFired, "counter", "Durable timers claimed and enqueued.", (s, c) => [`${METRICS.timersFired}{${c}} ${s.metrics.timersFired}`]);
   family(METRICS.resyncs, "counter", "Periodic resyncs run.", (s, c) => [`${METRICS.resyncs}{${c}} ${s.metrics.resyncs}`]);
+  family(METRICS.terminalSkips, "counter", "Wake-ups about a version a parked key already failed on, answered without a reconcile.", (s, c) => [
+    `${METRICS.terminalSkips}{${c}} ${s.metrics.terminalSkips}`,
+  ]);
   return lines.join("\n") + "\n";
 }

@@ -10,7 +10,11 @@ export const done = (): Result => DONE;
 /** Come back after `ms`; `after(0)` (or any ms that is not a positive finite number) is `done()`. */
 export const after = (ms: number): Result => (Number.isFinite(ms) && ms > 0 ? { kind: "after", ms: Math.ceil(ms) } : DONE);
 
-/** A failure that retrying cannot fix: the runner logs it and does not retry. */
+/**
+ * A failure that retrying cannot fix: the runner logs and counts it, does not retry it with
+ * backoff, and runs the key again only when a wake-up brings a newer version of its object (or
+ * a related one: see `Controller.enqueue`).
+ */
 export class TerminalError extends Error {
   override readonly name = "TerminalError";
   constructor(cause: unknown) {
@@ -18,7 +22,7 @@ export class TerminalError extends Error {
   }
 }
 
-/** Throws `err` as terminal: logged, not retried (a later wake-up or resync still reconciles the key). */
+/** Throws `err` as terminal: logged and counted, not retried until the object changes. */
 export function terminal(err: unknown): never {
   throw err instanceof TerminalError ? err : new TerminalError(err);
 }
@@ -33,6 +37,13 @@ export interface ReconcileContext {
   reconcileId: string;
   /** Aborted when the reconcile exceeds its timeout or the controller stops. */
   signal: AbortSignal;
+  /**
+   * Tells the runner which resourceVersion of the key's own object this reconcile read (or
+   * wrote; the newest counts). A key that fails terminally is then not run again for a wake-up
+   * about that version or an older one, and identical failures on one version count toward
+   * terminal (see `classifyFailure`). Optional: without it, every wake-up runs the key again.
+   */
+  observed(resourceVersion: string | undefined): void;
 }
 
 /** The input is only the key; re-read the state, reconcile toward it, finish with done() or after(ms). */

@@ -185,3 +185,41 @@ test("keys that keep failing do not hold up wake-ups for other keys", async () =
     await s.close();
   }
 });
+
+test("a wake-up whose key fails terminally is acked; another wake-up about the version it failed on runs nothing, a newer version runs it", async () => {
+  const s = await setup();
+  try {
+    const stored = new Map<string, string>([["default/poison", "5"]]);
+    const runs = new Map<string, number>();
+    const c = s.controller({
+      name: "poison",
+      reconcile: async (key, ctx): Promise<Result> => {
+        runs.set(key, (runs.get(key) ?? 0) + 1);
+        ctx.observed(stored.get(key) ?? "1");
+        if (key === "default/poison" && stored.get(key) === "5") throw new TypeError("q.trim is not a function");
+        return done();
+      },
+    });
+    const consumer = wireWakeUps({ js: s.js, stream: s.stream, durable: "poison", subject: subjectFor("apps/Deployment", s.prefix), controller: c, map: byObjectKey });
+    s.onClose(() => consumer.stop({ timeoutMs: 100 }));
+    await consumer.ready;
+    await s.publish({ name: "poison", resourceVersion: "5" });
+    for (let i = 0; i < 20; i++) await s.publish({ name: `good-${i}`, resourceVersion: "5" });
+    await eventually(() => consumer.stats.acked === 21, { timeoutMs: 5000, message: "every wake-up acked, the poison's too" });
+    assert.equal(runs.get("default/poison"), 5, "five identical failures (the default), then terminal");
+    assert.equal(consumer.stats.inFlight, 0);
+
+    await s.publish({ name: "poison", resourceVersion: "5" });
+    await eventually(() => consumer.stats.acked === 22, { timeoutMs: 5000 });
+    assert.equal(runs.get("default/poison"), 5, "the version it failed on again: acked without a reconcile");
+    assert.equal(c.snapshot().metrics.terminalSkips, 1);
+
+    stored.set("default/poison", "6");
+    await s.publish({ name: "poison", resourceVersion: "6" });
+    await eventually(() => consumer.stats.acked === 23, { timeoutMs: 5000 });
+    assert.equal(runs.get("default/poison"), 6, "a newer version runs it, and it succeeds");
+    assert.equal(c.terminalFailure("default/poison"), undefined);
+  } finally {
+    await s.close();
+  }
+});

@@ -1,17 +1,39 @@
 import type { WakeUp } from "@flotilla/api";
 import { CONSUMER_DEFAULTS, consume, type ConsumeOptions, type WakeUpConsumer, type WakeUpHandler } from "@flotilla/events";
-import type { Controller } from "./controller.js";
+import { newerVersion } from "./classify.js";
+import type { Controller, KeyVersion } from "./controller.js";
 
-/** Maps a wake-up to the controller keys it concerns (one event can fan out to many keys). */
-export type KeyMapper = (w: WakeUp) => string[] | Promise<string[]>;
+/**
+ * Maps a wake-up to the controller keys it concerns (one event can fan out to many keys). A
+ * key whose own object the wake-up is about may carry its resourceVersion (`{ key,
+ * resourceVersion }`): a key parked after a terminal failure on that version is then not run
+ * again. A plain key means "something related changed" and always runs.
+ */
+export type KeyMapper = (w: WakeUp) => Array<string | KeyVersion> | Promise<Array<string | KeyVersion>>;
 
 /** "namespace/name", or "name" for a cluster-scoped object: the usual key of a wake-up's own object. */
 export function objectKey(w: Pick<WakeUp, "namespace" | "name">): string {
   return w.namespace ? `${w.namespace}/${w.name ?? ""}` : (w.name ?? "");
 }
 
-/** Maps a wake-up to its own object's key. */
-export const byObjectKey: KeyMapper = (w) => [objectKey(w)];
+/** Maps a wake-up to its own object's key, with the object's version. */
+export const byObjectKey: KeyMapper = (w) => [{ key: objectKey(w), resourceVersion: w.resourceVersion }];
+
+/**
+ * One enqueue per distinct key: the version hint is kept only when every mention of the key
+ * carries one (the newest); a plain mention wins, since a related change must run the key.
+ */
+export function distinctKeys(keys: ReadonlyArray<string | KeyVersion>): KeyVersion[] {
+  const out = new Map<string, KeyVersion>();
+  for (const k of keys) {
+    const kv: KeyVersion = typeof k === "string" ? { key: k } : k;
+    const prev = out.get(kv.key);
+    if (!prev) out.set(kv.key, { key: kv.key, resourceVersion: kv.resourceVersion });
+    else if (prev.resourceVersion === undefined || kv.resourceVersion === undefined) prev.resourceVersion = undefined;
+    else prev.resourceVersion = newerVersion(prev.resourceVersion, kv.resourceVersion);
+  }
+  return [...out.values()];
+}
 
 /**
  * A wake-up handler that enqueues every mapped key and resolves once a reconcile of each,
@@ -22,7 +44,7 @@ export function wakeUpHandler(controller: Pick<Controller, "enqueue">, map: KeyM
   return async (w) => {
     const keys = await map(w);
     if (keys.length === 0) return;
-    await Promise.all([...new Set(keys)].map((k) => controller.enqueue(k)));
+    await Promise.all(distinctKeys(keys).map((k) => (k.resourceVersion === undefined ? controller.enqueue(k.key) : controller.enqueue(k.key, { resourceVersion: k.resourceVersion }))));
   };
 }
 

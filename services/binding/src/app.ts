@@ -1,15 +1,16 @@
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
 import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { SeenVersions, createController, renderMetrics, type Controller } from "@flotilla/runtime";
-import type { ObjectStore, Sql } from "@flotilla/store";
+import { SeenVersions, createController, renderMetrics, type Controller, type KeyVersion } from "@flotilla/runtime";
+import { EventRecorder, type ObjectStore, type Sql } from "@flotilla/store";
 import { DEFAULT_SETTINGS, type Settings } from "./config.js";
-import { bindingController } from "./controllers/binding.js";
+import { bindingController, bindingControllerName } from "./controllers/binding.js";
 import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
-import { resourceDetector } from "./controllers/detector.js";
+import { detectorName, resourceDetector } from "./controllers/detector.js";
 import { policyController } from "./controllers/policy.js";
 import { routeWakeUp } from "./controllers/wakeups.js";
 import { GK, refKey } from "./logic/keys.js";
@@ -26,6 +27,8 @@ export interface AppDeps {
   settings?: Partial<Settings>;
   now?: () => Date;
   uuid?: () => string;
+  /** The replica's name in the Events it records (default: the hostname). */
+  host?: string;
   /** Readiness of the dependencies (database reachable); the consumer's readiness is added. */
   ready?: () => Promise<boolean>;
   /** Which controllers run (default: all; when given, only those set). A disabled controller's wake-ups are acked unseen. */
@@ -45,11 +48,12 @@ export interface App {
   stop(): Promise<void>;
 }
 
-async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: KubeObject) => boolean = () => true): Promise<string[]> {
-  const out: string[] = [];
+/** Every key of the kinds, with its object's version (a key parked after a terminal failure is resynced only when that is newer). */
+async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: KubeObject) => boolean = () => true): Promise<KeyVersion[]> {
+  const out: KeyVersion[] = [];
   for (const gk of gks) {
     for await (const o of await store.listStream(gk)) {
-      if (keep(o)) out.push(refKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }));
+      if (keep(o)) out.push({ key: refKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }), resourceVersion: o.metadata.resourceVersion });
     }
   }
   return out;
@@ -59,15 +63,24 @@ async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: Kube
 export function buildApp(deps: AppDeps): App {
   const settings: Settings = { ...DEFAULT_SETTINGS, ...deps.settings };
   const skipped = compileSkippedNamespaces(settings.skippedNamespaces);
+  const now = deps.now ?? (() => new Date());
+  const recorder = (component: string) =>
+    new EventRecorder(deps.store, {
+      component,
+      host: deps.host ?? hostname(),
+      now,
+      onError: (err, e) => deps.log.warn({ err, controller: component, reason: e.reason }, "recording an event failed"),
+    });
   const d: ControllerDeps = {
     store: deps.store,
     settings,
     skipped,
-    now: deps.now ?? (() => new Date()),
+    now,
     uuid: deps.uuid ?? randomUUID,
     seen: { detector: new SeenVersions(), binding: new SeenVersions() },
     policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
     detectorStarts: new ReconcileStarts(),
+    events: { detector: recorder(detectorName), binding: recorder(bindingControllerName) },
   };
   const run = deps.run ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding } : { detector: true, policy: true, binding: true };
   const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };
@@ -138,10 +151,12 @@ export function buildApp(deps: AppDeps): App {
           log: deps.log.child({ component: "wakeups" }),
           handler: async (w) => {
             const keys = await routeWakeUp(w, d);
+            // the wake-up's version speaks for its own object's key only (a parked key skips versions it failed on)
+            const hint = (k: string) => (k === keys.own ? { resourceVersion: w.resourceVersion } : undefined);
             const waits: Promise<void>[] = [];
-            if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k));
-            if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k));
-            if (run.binding) for (const k of keys.binding) waits.push(binding.enqueue(k));
+            if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k, hint(k)));
+            if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k, hint(k)));
+            if (run.binding) for (const k of keys.binding) waits.push(binding.enqueue(k, hint(k)));
             await Promise.all(waits);
           },
         });

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Informer, SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper } from "@flotilla/runtime";
+import { Informer, SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
 import { startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
@@ -114,9 +114,10 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     log,
     concurrency: s.concurrency,
     resyncMs: s.resyncMs,
+    // with versions: a binding parked after a terminal failure is resynced only once it changed
     listKeys: async () => {
-      const keys: string[] = [];
-      for (const gk of [RB_GK, CRB_GK]) for await (const b of await deps.store.listStream<AnyResourceBinding>(gk)) keys.push(bindingKey(b));
+      const keys: KeyVersion[] = [];
+      for (const gk of [RB_GK, CRB_GK]) for await (const b of await deps.store.listStream<AnyResourceBinding>(gk)) keys.push({ key: bindingKey(b), resourceVersion: b.metadata.resourceVersion });
       return keys;
     },
   });
@@ -133,7 +134,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       metrics.wakeUpsSkipped++;
       return [];
     }
-    return [key];
+    return [{ key, resourceVersion: w.resourceVersion }];
   };
   const simulate = simulator({ clusters, estimates, ledger, plugins: s.plugins, metrics, clock: deps.clock });
 

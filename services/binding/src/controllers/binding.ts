@@ -1,11 +1,12 @@
 import { AlreadyExistsError, WorkPermanentIDLabel, isConflict, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work } from "@flotilla/api";
-import { after, done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
+import { after, done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingFinalizer, bindingId, bindingIdLabel, jsonClean, jsonEqual } from "../logic/binding.js";
 import { GK, parseRefKey, refKey, type Ref } from "../logic/keys.js";
 import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
+import { EventReasonSyncWorkFailed, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
 import { bindingStatusUpdate, templateStatusUpdate } from "../logic/status.js";
 import { buildWork, jobCompletions, mergeWork, targetClusters, workRefFor } from "../logic/work.js";
-import { deleteIfPresent, labelEquals, templateRef, toRef, type ControllerDeps } from "./common.js";
+import { deleteIfPresent, labelEquals, templateRef, toRef, writeStatus, type ControllerDeps } from "./common.js";
 
 export const bindingControllerName = "binding-controller";
 
@@ -18,6 +19,9 @@ const MAX_WORK_ATTEMPTS = 10;
  *   held by a non-Directly eviction task), wait while a Directly-purged cluster still has its
  *   Work, then write one Work per target cluster carrying the template with that cluster's
  *   replicas; finally aggregate the Works' status into the binding and the template.
+ * A template whose fields cannot be read fails terminally: its Works stay as they are, the
+ * binding gets the `Stalled` condition and both a `SyncWorkFailed` Event (see logic/stalled.ts),
+ * and the binding is looked at again when it, its template or its Works change.
  */
 export function bindingController(d: ControllerDeps): Reconciler<string> {
   return {
@@ -26,6 +30,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       const ref = parseRefKey(key);
       const b = await d.store.get<AnyResourceBinding>(ref);
       if (!b) return done();
+      ctx.observed(b.metadata.resourceVersion);
       const id = bindingId(b);
       const listWorks = async () => (id ? (await d.store.list<Work>(GK.work, { labelSelector: labelEquals(bindingIdLabel(b), id) })).items : []);
 
@@ -60,6 +65,8 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
 
       const t = await d.store.get(templateRef(b.spec?.resource ?? {}));
       if (!t) return done(); // the template is gone; its deletion deletes the binding
+      const problem = templateProblem(t);
+      if (problem) return stalled(d, ref, b, t, problem, ctx);
 
       const targets = targetClusters(b.spec);
       const completions = jobCompletions(t, b.spec, targets);
@@ -115,27 +122,52 @@ async function ensureWork(d: ControllerDeps, t: KubeObject, b: AnyResourceBindin
 }
 
 /**
- * The binding's aggregatedStatus + FullyApplied, then the template's status; each written only
- * when it changes, first with the resourceVersion read, then re-read and recomputed on conflict.
+ * The binding's template cannot be read: record it on the binding (condition, Event) and on the
+ * template (Event), and fail terminally, leaving the Works as they are.
+ */
+async function stalled(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, problem: Error, ctx: ReconcileContext): Promise<never> {
+  const now = d.now();
+  const message = cutMessage(problem.message);
+  const next = withStalled(b.status, message, now);
+  if (next) {
+    const written = await writeStatus(d.store, ref, { ...b, status: next }, (cur) => {
+      const s = withStalled(cur.status, message, now);
+      return s ? { ...cur, status: s } : undefined;
+    });
+    d.seen.binding.wrote(refKey(ref), written?.metadata.resourceVersion);
+    ctx.observed(written?.metadata.resourceVersion);
+  }
+  await Promise.all([d.events.binding.warning(b, EventReasonSyncWorkFailed, message), d.events.binding.warning(t, EventReasonSyncWorkFailed, message)]);
+  return terminal(problem);
+}
+
+/**
+ * The binding's aggregatedStatus + FullyApplied (and no `Stalled` condition: its template could
+ * be read), then the template's status; each written only when it changes, first with the
+ * resourceVersion read, then re-read and recomputed on conflict.
  */
 async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, works: Work[]): Promise<void> {
   const now = d.now();
-  if (!b.status?.lastScheduledTime) return;
+  const update = (cur: AnyResourceBinding): ResourceBindingStatus | undefined => {
+    const cleared = withoutStalled(cur.status);
+    return bindingStatusUpdate(cleared ? { ...cur, status: cleared } : cur, works, now) ?? cleared;
+  };
   let status: ResourceBindingStatus | undefined = b.status;
-  const next = bindingStatusUpdate(b, works, now);
+  const next = update(b);
   if (next) {
-    const written = await writeStatus(d, ref, { ...b, status: next }, (cur) => {
-      const s = bindingStatusUpdate(cur, works, now);
+    const written = await writeStatus(d.store, ref, { ...b, status: next }, (cur) => {
+      const s = update(cur);
       return s ? { ...cur, status: s } : undefined;
     });
     d.seen.binding.wrote(refKey(ref), written?.metadata.resourceVersion);
     status = written?.status;
   }
+  if (!status?.lastScheduledTime) return;
   const items = status?.aggregatedStatus ?? [];
   const tnext = templateStatusUpdate(t, items, now);
   if (tnext) {
     const tref = toRef(t);
-    const written = await writeStatus(d, tref, { ...t, status: tnext }, (cur) => {
+    const written = await writeStatus(d.store, tref, { ...t, status: tnext }, (cur) => {
       if (cur.metadata.uid !== t.metadata.uid) return undefined;
       const s = templateStatusUpdate(cur, items, now);
       return s ? { ...cur, status: s } : undefined;
@@ -144,14 +176,4 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
     d.seen.detector.wrote(refKey(tref), written?.metadata.resourceVersion);
     d.seen.binding.wrote(refKey(tref), written?.metadata.resourceVersion);
   }
-}
-
-/** updateStatus with the resourceVersion read; on conflict, read-modify-write with `recompute`. */
-async function writeStatus<T extends KubeObject>(d: ControllerDeps, ref: Ref, desired: T, recompute: (cur: T) => T | undefined): Promise<T | undefined> {
-  try {
-    return await d.store.updateStatus(desired);
-  } catch (e) {
-    if (!isConflict(e)) throw e;
-  }
-  return d.store.mutate<T>(ref, recompute, { status: true });
 }

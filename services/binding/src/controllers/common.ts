@@ -8,7 +8,7 @@ import {
   type KubeObject,
   type Requirement,
 } from "@flotilla/api";
-import { refOf, type ObjectStore } from "@flotilla/store";
+import { refOf, type EventRecorder, type ObjectStore } from "@flotilla/store";
 import type { Settings } from "../config.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache, ReconcileStarts } from "./caches.js";
@@ -34,6 +34,8 @@ export interface ControllerDeps {
   policies: PolicyCache;
   /** When the detector last started on each template. */
   detectorStarts: ReconcileStarts;
+  /** Kubernetes Events, per controller (the controller's name is the reporting component). */
+  events: { detector: EventRecorder; binding: EventRecorder };
 }
 
 export function policyGk(kind: PolicyKind): string {
@@ -110,3 +112,13 @@ export async function releaseTemplate(store: ObjectStore, t: KubeObject, kind: P
   await stripClaim(store, toRef(t), kind, id);
 }
 
+
+/** updateStatus with the resourceVersion read; on conflict, read-modify-write with `recompute`. */
+export async function writeStatus<T extends KubeObject>(store: ObjectStore, ref: Ref, desired: T, recompute: (cur: T) => T | undefined): Promise<T | undefined> {
+  try {
+    return await store.updateStatus(desired);
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+  return store.mutate<T>(ref, recompute, { status: true });
+}

@@ -1,11 +1,12 @@
 import { AlreadyExistsError, isConflict, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
-import { done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
+import { done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingChanged, bindingIdLabel, bindingRefFor, buildBinding, foreignOwner, jsonClean, mergeBinding } from "../logic/binding.js";
 import { claimFor, claimOf, hasClaim, withClaimMeta, type PolicyKind } from "../logic/claim.js";
 import { GK, parseRefKey, refKey } from "../logic/keys.js";
 import { isIgnoredTemplate } from "../logic/namespaces.js";
 import { matchesAnySelector, pickPolicyForTemplate } from "../logic/selectors.js";
-import { ensurePolicyFinalizer, policyGk, releaseTemplate, toRef, type ControllerDeps } from "./common.js";
+import { EventReasonApplyPolicyFailed, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
+import { ensurePolicyFinalizer, policyGk, releaseTemplate, toRef, writeStatus, type ControllerDeps } from "./common.js";
 
 export const detectorName = "resource-detector";
 
@@ -18,6 +19,10 @@ const MAX_BINDING_ATTEMPTS = 10;
  * its (Cluster)ResourceBinding. A template no policy matches simply waits: creating or
  * changing a policy enqueues the templates it selects (see the policy controller), so there
  * is no in-memory waiting list to lose.
+ * A template a policy selects whose fields cannot be read (stored without the gateway's
+ * checks) fails terminally before anything is claimed or built: it gets the `Stalled`
+ * condition and an `ApplyPolicyFailed` Event (see logic/stalled.ts), and is looked at again
+ * when it or a policy changes.
  */
 export function resourceDetector(d: ControllerDeps): Reconciler<string> {
   return {
@@ -26,6 +31,7 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
       d.detectorStarts.mark(key);
       const t = await d.store.get(parseRefKey(key));
       if (!t) return done(); // the binding goes with its owner
+      ctx.observed(t.metadata.resourceVersion);
       // from here on, every outcome that is not an error covers this version of the template
       const covered = (rv = t.metadata.resourceVersion) => {
         d.seen.detector.reconciled(key, rv);
@@ -77,6 +83,8 @@ async function choosePolicy(d: ControllerDeps, t: KubeObject): Promise<AnyPropag
  * the policy says now.
  */
 async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, unclaimed: boolean, ctx: ReconcileContext): Promise<string | undefined> {
+  const problem = templateProblem(t);
+  if (problem) return invalidTemplate(d, t, policy, problem, ctx);
   let p: AnyPropagationPolicy;
   try {
     p = await ensurePolicyFinalizer(d, policy);
@@ -90,6 +98,7 @@ async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagat
   if (!hasClaim(t.metadata, claim)) {
     // a conflict throws: the retry re-reads the template and decides again
     template = await d.store.update({ ...t, metadata: withClaimMeta(t.metadata, claim) });
+    ctx.observed(template.metadata.resourceVersion);
     const fresh = await d.store.get<AnyPropagationPolicy>({ gk: policyGk(claim.kind), namespace: claim.namespace, name: claim.name });
     if (!fresh || fresh.metadata.uid !== p.metadata.uid || fresh.metadata.deletionTimestamp || !matchesAnySelector(template, fresh.spec?.resourceSelectors)) {
       // withdrawn: this write wakes the template up again to choose anew
@@ -105,7 +114,43 @@ async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagat
     ctx.log.info({ policy: { kind: claim.kind, namespace: claim.namespace || undefined, name: claim.name } }, "claimed template");
   }
   await upsertBinding(d, template, p, unclaimed, ctx);
-  return template.metadata.resourceVersion;
+  return (await clearStalled(d, template, ctx))?.metadata.resourceVersion ?? template.metadata.resourceVersion;
+}
+
+/** Writes the template's status (a condition), as news to neither controller of this service. */
+async function writeTemplateStatus(d: ControllerDeps, t: KubeObject, change: (status: unknown) => unknown, ctx: ReconcileContext): Promise<KubeObject | undefined> {
+  const next = change(t.status);
+  if (next === undefined) return undefined;
+  const ref = toRef(t);
+  const written = await writeStatus(d.store, ref, { ...t, status: next as KubeObject["status"] }, (cur) => {
+    if (cur.metadata.uid !== t.metadata.uid) return undefined;
+    const s = change(cur.status);
+    return s === undefined ? undefined : { ...cur, status: s as KubeObject["status"] };
+  });
+  const rv = written?.metadata.resourceVersion;
+  d.seen.detector.wrote(refKey(ref), rv);
+  d.seen.binding.wrote(refKey(ref), rv);
+  ctx.observed(rv);
+  return written;
+}
+
+/**
+ * The template cannot be read: record it on the template (the `Stalled` condition and an
+ * `ApplyPolicyFailed` Event, as upstream's detector does when BuildResourceBinding fails) and
+ * fail terminally. Nothing is claimed and no binding is built or changed.
+ */
+async function invalidTemplate(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, problem: Error, ctx: ReconcileContext): Promise<never> {
+  const message = cutMessage(problem.message);
+  const now = d.now();
+  await writeTemplateStatus(d, t, (s) => withStalled(s, message, now), ctx);
+  const which = policy.kind === "ClusterPropagationPolicy" ? `cluster policy(${policy.metadata.name ?? ""})` : `policy(${policy.metadata.namespace ?? ""}/${policy.metadata.name ?? ""})`;
+  await d.events.detector.warning(t, EventReasonApplyPolicyFailed, cutMessage(`Apply ${which} failed: ${problem.message}`));
+  return terminal(problem);
+}
+
+/** A template that can be read again loses its `Stalled` condition; returns the template written, if any. */
+function clearStalled(d: ControllerDeps, t: KubeObject, ctx: ReconcileContext): Promise<KubeObject | undefined> {
+  return writeTemplateStatus(d, t, withoutStalled, ctx);
 }
 
 /**

@@ -20,6 +20,8 @@ export interface Routed {
   detector: string[];
   policy: string[];
   binding: string[];
+  /** The key of the wake-up's own object (a template, policy or binding), when it has one. */
+  own?: string;
 }
 
 /**
@@ -48,11 +50,13 @@ export async function routeWakeUp(
     case GK.propagationPolicy:
     case GK.clusterPropagationPolicy:
       d.policies.invalidate(gk, namespace, w.resourceVersion);
-      out.policy.push(refKey({ gk, namespace, name }));
+      out.own = refKey({ gk, namespace, name });
+      out.policy.push(out.own);
       return out;
     case GK.resourceBinding:
     case GK.clusterResourceBinding: {
       const key = refKey({ gk, namespace, name });
+      out.own = key;
       if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(key);
       return out;
     }
@@ -76,6 +80,7 @@ export async function routeWakeUp(
   }
   if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
   const key = refKey({ gk, namespace, name });
+  out.own = key;
   if (!d.seen.detector.covers(key, w.resourceVersion)) out.detector.push(key);
   if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
   return out;

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeObject } from "@flotilla/api";
+import { InvalidError, type KubeObject } from "@flotilla/api";
 import { interpretReplicas } from "./replicas.js";
 
 const container = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: "c", image: "nginx", resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) } });
@@ -61,4 +61,57 @@ test("replicas and requirements come from the template", () => {
     },
   ];
   for (const c of cases) assert.deepEqual(interpretReplicas(c.t), c.want, c.name);
+});
+
+test("a field the interpreter reads that Kubernetes would not allow is an InvalidError naming every such field, never a TypeError", () => {
+  const deploy = (spec: Record<string, unknown>) => workload("apps/v1", "Deployment", spec);
+  const pod = (c: unknown, more: Record<string, unknown> = {}) => ({ spec: { containers: [c], ...more } });
+  const cases: { name: string; t: KubeObject; fields: string[] }[] = [
+    { name: "a cpu request of true", t: deploy({ template: pod({ name: "c", resources: { requests: { cpu: true } } }) }), fields: ["spec.template.spec.containers[0].resources.requests[cpu]"] },
+    { name: "a cpu request of []", t: deploy({ template: pod({ name: "c", resources: { requests: { cpu: [] } } }) }), fields: ["spec.template.spec.containers[0].resources.requests[cpu]"] },
+    { name: "a cpu request of {}", t: deploy({ template: pod({ name: "c", resources: { requests: { cpu: {} } } }) }), fields: ["spec.template.spec.containers[0].resources.requests[cpu]"] },
+    { name: "a memory request that is no quantity", t: deploy({ template: pod({ name: "c", resources: { requests: { memory: "lots" } } }) }), fields: ["spec.template.spec.containers[0].resources.requests[memory]"] },
+    { name: "a negative limit standing in for a request", t: deploy({ template: pod({ name: "c", resources: { limits: { cpu: "-1" } } }) }), fields: ["spec.template.spec.containers[0].resources.limits[cpu]"] },
+    { name: "requests that are a list", t: deploy({ template: pod({ name: "c", resources: { requests: ["1"] } }) }), fields: ["spec.template.spec.containers[0].resources.requests"] },
+    { name: "a container that is null", t: deploy({ template: pod(null) }), fields: ["spec.template.spec.containers[0]"] },
+    { name: "containers that are an object", t: deploy({ template: { spec: { containers: { name: "c" } } } }), fields: ["spec.template.spec.containers"] },
+    { name: "an overhead that is no quantity", t: deploy({ template: pod({ name: "c" }, { overhead: { cpu: false } }) }), fields: ["spec.template.spec.overhead[cpu]"] },
+    { name: "a nodeSelector value that is not a string", t: deploy({ template: pod({ name: "c" }, { nodeSelector: { zone: 1 } }) }), fields: ["spec.template.spec.nodeSelector[zone]"] },
+    { name: "replicas as a string", t: deploy({ replicas: "3" }), fields: ["spec.replicas"] },
+    { name: "negative replicas", t: deploy({ replicas: -1 }), fields: ["spec.replicas"] },
+    { name: "fractional replicas", t: deploy({ replicas: 1.5 }), fields: ["spec.replicas"] },
+    { name: "a Job's completions as a string", t: workload("batch/v1", "Job", { parallelism: 2, completions: "4" }), fields: ["spec.completions"] },
+    { name: "a spec that is not an object", t: { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "w" }, spec: 5 } as KubeObject, fields: ["spec"] },
+    {
+      name: "every bad field at once",
+      t: deploy({ replicas: true, template: pod({ name: "c", resources: { requests: { cpu: true, memory: [] } } }, { initContainers: [{ name: "i", resources: { limits: { cpu: {} } } }] }) }),
+      fields: [
+        "spec.replicas",
+        "spec.template.spec.containers[0].resources.requests[cpu]",
+        "spec.template.spec.containers[0].resources.requests[memory]",
+        "spec.template.spec.initContainers[0].resources.limits[cpu]",
+      ],
+    },
+  ];
+  for (const c of cases) {
+    assert.throws(
+      () => interpretReplicas(c.t),
+      (e: unknown) => {
+        assert.ok(e instanceof InvalidError, `${c.name}: ${String(e)}`);
+        assert.deepEqual(
+          e.causes.map((x) => x.field),
+          c.fields,
+          c.name,
+        );
+        assert.match(e.message, /^Deployment\.apps "w" is invalid: |^Job\.batch "w" is invalid: /, c.name);
+        return true;
+      },
+      c.name,
+    );
+  }
+  assert.throws(
+    () => interpretReplicas(deploy({ template: pod({ name: "c", resources: { requests: { cpu: true } } }) })),
+    { message: 'Deployment.apps "w" is invalid: spec.template.spec.containers[0].resources.requests[cpu]: Invalid value: true: must be a quantity (a string such as "100m" or "128Mi", or a number), not boolean' },
+    "the message names the field, the value and what it must be",
+  );
 });

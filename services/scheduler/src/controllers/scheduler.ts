@@ -97,6 +97,7 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
       failures.delete(key);
       return done();
     }
+    ctx.observed(rb.metadata.resourceVersion);
     if (!isResponsibleFor(rb, s.schedulerName)) {
       d.tracker.unpark(key);
       d.seen.reconciled(key, rb.metadata.resourceVersion, rb.metadata.generation);
