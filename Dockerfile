@@ -13,6 +13,9 @@ RUN TURBO_TELEMETRY_DISABLED=1 npx turbo run build --log-prefix=none
 RUN npm prune --omit=dev
 
 FROM node:20-bookworm-slim
+# openssl: the gateway can create its own self-signed certificate (TLS_CERT_CREATE)
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /var/lib/flotilla && chown node:node /var/lib/flotilla
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /src /app

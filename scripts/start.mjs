@@ -1,8 +1,13 @@
 // `npm start`: install and build when needed, check Postgres and NATS, then run the whole local
 // stack as processes: the member-cluster simulator (member1..3), every service, and join the
 // members through the gateway. Ctrl-C stops everything.
+//
+// The gateway serves HTTPS with a self-signed certificate and takes bearer tokens from a token
+// file; both are created under .flotilla/ on the first start (an admin token, group
+// system:masters), and a kubeconfig using them is written next to them.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import https from "node:https";
 import path from "node:path";
 import { DATABASE_URL, NATS_URL, build, ensureBackends, ensureInstalled, root } from "./lib.mjs";
 
@@ -13,11 +18,19 @@ await ensureBackends();
 const env = { ...process.env, DATABASE_URL, NATS_URL };
 const HOST = env.HOST ?? "127.0.0.1";
 const PORT = env.PORT ?? "8080";
-const gatewayUrl = `http://${HOST}:${PORT}`;
+const gatewayUrl = `https://${HOST === "0.0.0.0" ? "127.0.0.1" : HOST}:${PORT}`;
+const stateDir = path.join(root, ".flotilla");
+const tokenFile = env.TOKEN_AUTH_FILE ?? path.join(stateDir, "tokens.csv");
+const certFile = env.TLS_CERT_FILE ?? path.join(stateDir, "tls.crt");
+const keyFile = env.TLS_KEY_FILE ?? path.join(stateDir, "tls.key");
+const kubeconfig = path.join(stateDir, "kubeconfig");
 
 /** Every service that exists in this checkout, in start order. */
 const SERVICES = [
-  { name: "gateway", env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090" } },
+  {
+    name: "gateway",
+    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true" },
+  },
   { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095" } },
   { name: "binding", env: { PORT: "8081" } },
   { name: "scheduler", env: { PORT: "8082", SCHEDULER_GRPC_PORT: env.SCHEDULER_GRPC_PORT ?? "9092" } },
@@ -73,26 +86,68 @@ for (const s of SERVICES) {
   if (existsSync(main)) launch(s.name, main, s.env);
 }
 
-// wait for the gateway, then join the simulated members
-for (let i = 0; i < 100; i++) {
-  try {
-    if ((await fetch(`${gatewayUrl}/readyz`)).ok) break;
-  } catch {}
-  await new Promise((r) => setTimeout(r, 200));
+/** GET over HTTPS trusting the gateway's certificate: the status code, or 0 when nothing answers. */
+const probe = (url) =>
+  new Promise((resolve) => {
+    if (!existsSync(certFile)) return resolve(0);
+    https.get(url, { ca: readFileSync(certFile) }, (res) => (res.resume(), resolve(res.statusCode))).on("error", () => resolve(0));
+  });
+
+// wait for the gateway (it creates the certificate and the token file), then write the
+// kubeconfig and join the simulated members
+let ready = false;
+for (let i = 0; i < 150 && !ready; i++) {
+  ready = (await probe(`${gatewayUrl}/readyz`)) === 200;
+  if (!ready) await new Promise((r) => setTimeout(r, 200));
+}
+if (!ready) console.error(`the gateway did not become ready at ${gatewayUrl}/readyz`);
+const adminToken = existsSync(tokenFile) ? (readFileSync(tokenFile, "utf8").split("\n").find((l) => l.includes("system:masters")) ?? "").split(",")[0] : "";
+if (existsSync(certFile) && adminToken) {
+  writeFileSync(
+    kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: flotilla",
+      "  cluster:",
+      `    server: ${gatewayUrl}`,
+      `    certificate-authority-data: ${readFileSync(certFile).toString("base64")}`,
+      "users:",
+      "- name: flotilla-admin",
+      "  user:",
+      `    token: ${adminToken}`,
+      "contexts:",
+      "- name: flotilla",
+      "  context: {cluster: flotilla, user: flotilla-admin}",
+      "current-context: flotilla",
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
 }
 if (withSim && existsSync(path.join(root, "scripts/join-members.mjs"))) {
-  const { joinMembers } = await import("./join-members.mjs");
-  await joinMembers({ gatewayUrl, adminUrl: env.MEMBER_SIM_ADMIN_URL ?? "http://127.0.0.1:7070" }).catch((e) => console.error(`joining members failed: ${e.message}`));
+  // a child process, so that NODE_EXTRA_CA_CERTS makes its fetch trust the gateway's certificate
+  const join = spawn(process.execPath, [path.join(root, "scripts/join-members.mjs"), gatewayUrl, env.MEMBER_SIM_ADMIN_URL ?? "http://127.0.0.1:7070"], {
+    cwd: root,
+    env: { ...env, NODE_EXTRA_CA_CERTS: certFile, FLOTILLA_TOKEN: adminToken },
+    stdio: "inherit",
+  });
+  const code = await new Promise((r) => join.on("exit", r));
+  if (code !== 0) console.error(`joining members failed (exit ${code})`);
 }
 
 console.log(`
 Flotilla is running.
-  gateway   ${gatewayUrl}   (docs ${gatewayUrl}/docs, OpenAPI ${gatewayUrl}/openapi.json)
-  gRPC      ${HOST}:${env.GRPC_PORT ?? "9090"}
+  gateway     ${gatewayUrl}   (portal ${gatewayUrl}/, docs ${gatewayUrl}/docs; self-signed certificate ${path.relative(root, certFile)})
+  gRPC        ${HOST}:${env.GRPC_PORT ?? "9090"} (TLS)
+  kubeconfig  ${kubeconfig}   (admin; every request needs a token: ${path.relative(root, tokenFile)})
 
 Try:
-  curl -s -X POST -H 'Content-Type: application/yaml' --data-binary @examples/nginx-propagation.yaml \\
-    ${gatewayUrl}/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies
-  kubectl --server=${gatewayUrl} get propagationpolicies -A
+  export KUBECONFIG=${kubeconfig}
+  kubectl apply --validate=false -f examples/failover.yaml
+  kubectl get clusters
+  TOKEN=$(cut -d, -f1 ${path.relative(root, tokenFile)} | head -1)
+  curl -s --cacert ${path.relative(root, certFile)} -H "Authorization: Bearer $TOKEN" ${gatewayUrl}/apis/work.karmada.io/v1alpha2/resourcebindings
 
 Ctrl-C stops everything.`);

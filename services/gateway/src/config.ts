@@ -11,5 +11,6 @@ export const configSchema = {
   TLS_CERT_FILE: str("", "serving certificate (PEM) of the REST and gRPC servers; without it and TLS_KEY_FILE they speak plaintext, which is allowed only on a loopback HOST"),
   TLS_KEY_FILE: str("", "private key (PEM) of TLS_CERT_FILE"),
   TLS_CERT_CREATE: bool(false, "when TLS_CERT_FILE does not exist, create a self-signed certificate for localhost, 127.0.0.1 and HOST (needs the openssl command)"),
+  TLS_CERT_HOSTS: str("", "more names or addresses of the created certificate, comma-separated (localhost, 127.0.0.1 and HOST are always in)"),
   TOKEN_AUTH_FILE_CREATE: bool(false, "when TOKEN_AUTH_FILE does not exist, create it (mode 0600) with one random token of user admin in group system:masters"),
 };

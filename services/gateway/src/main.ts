@@ -11,7 +11,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store }) => {
   const authenticator = TokenFileAuthenticator.fromFile(cfg.TOKEN_AUTH_FILE);
   if (!cfg.TLS_CERT_FILE !== !cfg.TLS_KEY_FILE) throw new Error("TLS_CERT_FILE and TLS_KEY_FILE go together");
   if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new Error(`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`);
-  if (cfg.TLS_CERT_FILE && cfg.TLS_CERT_CREATE && (await ensureServingCert(cfg.TLS_CERT_FILE, cfg.TLS_KEY_FILE, [cfg.HOST]))) log.warn({ cert: cfg.TLS_CERT_FILE }, "created a self-signed serving certificate");
+  if (cfg.TLS_CERT_FILE && cfg.TLS_CERT_CREATE && (await ensureServingCert(cfg.TLS_CERT_FILE, cfg.TLS_KEY_FILE, [cfg.HOST, ...cfg.TLS_CERT_HOSTS.split(",").map((h) => h.trim())]))) log.warn({ cert: cfg.TLS_CERT_FILE }, "created a self-signed serving certificate");
   const tls = cfg.TLS_CERT_FILE ? { cert: readFileSync(cfg.TLS_CERT_FILE), key: readFileSync(cfg.TLS_KEY_FILE) } : undefined;
   const gateway = buildGateway({
     store,

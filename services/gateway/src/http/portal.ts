@@ -1,7 +1,8 @@
 /**
  * The portal: one page that lists clusters (readiness, taints), bindings (placement, eviction
  * tasks, health) and events, kept live through the API's own watch streams. Plain HTML and
- * browser JavaScript against the public REST API; nothing here has private access.
+ * browser JavaScript against the REST API with the token the user enters (kept in the tab's
+ * sessionStorage); the page itself holds no data and needs no token.
  */
 export function portalPage(): string {
   return `<!doctype html>
@@ -20,6 +21,8 @@ export function portalPage(): string {
 </style></head>
 <body>
 <h1>Flotilla</h1><div id="status">connecting…</div>
+<form id="login" hidden><label>Bearer token <input id="token" type="password" size="48" autocomplete="off"></label> <button>Connect</button>
+<span class="muted">(npm start prints where the admin token is; it stays in this tab only)</span></form>
 <h2>Clusters</h2>
 <table><thead><tr><th>name</th><th>ready</th><th>taints</th><th>region / zone / provider</th><th>endpoint</th></tr></thead><tbody id="clusters"></tbody></table>
 <h2>Bindings</h2>
@@ -56,14 +59,38 @@ function render() {
 let pending = false;
 const schedule = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; render(); }); } };
 
+let token = sessionStorage.getItem("flotilla-token") ?? "";
+let waiters = [];
+const login = document.getElementById("login");
+login.addEventListener("submit", (e) => {
+  e.preventDefault();
+  token = document.getElementById("token").value.trim();
+  sessionStorage.setItem("flotilla-token", token);
+  login.hidden = true;
+  for (const w of waiters.splice(0)) w();
+});
+/** fetch with the token; a 401 or 403 asks for another one. */
+async function api(path) {
+  for (;;) {
+    if (token) {
+      const res = await fetch(path, { headers: { authorization: "Bearer " + token } });
+      if (res.status !== 401 && res.status !== 403) return res;
+      const s = await res.json().catch(() => ({}));
+      document.getElementById("status").textContent = (res.status === 401 ? "the token was not accepted" : s.message ?? "forbidden") + ": enter a token";
+    } else document.getElementById("status").textContent = "enter a token";
+    login.hidden = false;
+    await new Promise((r) => waiters.push(r));
+  }
+}
+
 async function follow(path, map) {
   for (;;) {
     try {
-      const list = await (await fetch(path)).json();
+      const list = await (await api(path)).json();
       map.clear();
       for (const o of list.items ?? []) map.set(key(o), o);
       schedule();
-      const res = await fetch(path + (path.includes("?") ? "&" : "?") + "watch=true&resourceVersion=" + list.metadata.resourceVersion);
+      const res = await api(path + (path.includes("?") ? "&" : "?") + "watch=true&resourceVersion=" + list.metadata.resourceVersion);
       const reader = res.body.getReader();
       const dec = new TextDecoder();
       let buf = "";
