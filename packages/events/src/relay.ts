@@ -1,6 +1,6 @@
-import postgres from "postgres";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { sibling } from "@flotilla/store";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
 import { fetchUnpublished, markPublished, publishRows, pruneOutbox, readEpoch, type Sql } from "./outbox.js";
 import { ensureStream, type StreamOptions } from "./stream.js";
@@ -33,8 +33,9 @@ export interface RelayOptions {
   /** How often the active relay verifies it still holds the lock (default 1 s). */
   lockCheckMs?: number;
   /**
-   * Outbox queries taking longer are abandoned and retried (default 10 s). After Postgres
-   * drops connections, postgres.js can leave a query waiting for its connect timeout (30 s).
+   * Outbox queries taking longer are abandoned and retried (default 10 s): after a network
+   * cut a query can wait for TCP to give up, and a connection the driver left unable to send
+   * (see @flotilla/store driver.ts) waits for its connect timeout.
    */
   dbTimeoutMs?: number;
   /** Backoff after transient errors (default 100 ms .. 5 s). */
@@ -96,24 +97,7 @@ function lockKey(stream: string): number {
 
 /** A one-connection client on the same database, for the session-level advisory lock. */
 function lockClient(sql: Sql, onclose: () => void): Sql {
-  const o = sql.options as unknown as Record<string, never>;
-  return postgres({
-    host: o.host,
-    port: o.port,
-    path: o.path,
-    database: o.database,
-    user: o.user,
-    pass: o.pass,
-    ssl: o.ssl,
-    max: 1,
-    idle_timeout: 0,
-    max_lifetime: null,
-    connect_timeout: 5,
-    fetch_types: false,
-    onnotice: () => {},
-    onclose,
-    connection: { application_name: "flotilla-relay-lock" },
-  });
+  return sibling(sql, { max: 1, idleTimeoutS: 0, maxLifetimeS: null, connectTimeoutS: 5, fetchTypes: false, onclose, applicationName: "flotilla-relay-lock" });
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
