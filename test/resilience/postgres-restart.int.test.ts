@@ -4,8 +4,9 @@
 // LISTEN) and the binding service's controllers and consumer all use it. Nothing may crash; the
 // readiness probe must say false while Postgres is down and true again after; afterwards every
 // acknowledged write reaches the stream, and the controllers still turn a template into a binding.
-// Then a service process (eviction, through runService) is started while Postgres is down: it
-// waits, becomes ready, answers 503 through a restart and 200 after, and stops cleanly.
+// Then a service process (eviction, through runService) is started while Postgres and NATS (a
+// nats-server of the test's own) are down: it waits, becomes ready, answers 503 through a Postgres
+// restart and a NATS kill -9 and 200 after each, and stops cleanly.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -17,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { applyDefaults, type KubeObject } from "@flotilla/api";
 import { connectNats, consume, ensureStream, jetstream, jetstreamManager, startRelay, subjectFor, type NatsConnection, type Relay, type WakeUpConsumer } from "@flotilla/events";
 import { ObjectStore, databaseProbe, openDatabase, type Database } from "@flotilla/store";
-import { NATS_URL, PostgresServer, canRunPostgresServer, eventually, sleep, uniqueName } from "@flotilla/testkit";
+import { NATS_URL, NatsServer, PostgresServer, canRunNatsServer, canRunPostgresServer, eventually, sleep, uniqueName } from "@flotilla/testkit";
 import { buildApp, type App } from "@flotilla/binding";
 
 const log = pino({ level: process.env.LOG_LEVEL ?? "silent" });
@@ -218,9 +219,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-test("a service process waits for Postgres at start, answers 503 while it is down and 200 after, and stops with code 0", { skip: !canRunPostgresServer() && "no PostgreSQL binaries" }, async () => {
+test("a service process waits for Postgres and NATS at start, answers 503 while either is down (NATS killed with -9) and 200 after, and stops with code 0", { skip: !(canRunPostgresServer() && canRunNatsServer()) && "no PostgreSQL or nats-server binaries" }, async () => {
   const root = path.resolve(fileURLToPath(new URL(".", import.meta.url)), "../..");
   const port = await freePort();
+  const nats = await NatsServer.create();
   const readiness = async () => {
     try {
       return (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(3000) })).status;
@@ -231,29 +233,46 @@ test("a service process waits for Postgres at start, answers 503 while it is dow
   await server.stopServer("fast");
   const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "services/eviction/src/main.ts"], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: server.url("flotilla_service"), NATS_URL, EVENTS_STREAM: stream, EVENTS_PREFIX: prefix, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn" },
+    env: { ...process.env, DATABASE_URL: server.url("flotilla_service"), NATS_URL: nats.url, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const alive = (when: string) => assert.equal(child.exitCode, null, `exited ${when}:\n${output}`);
   try {
+    // neither is up: it waits for Postgres, then for NATS
     await sleep(1500);
-    assert.equal(child.exitCode, null, `exited while Postgres was down:\n${output}`);
+    alive("while Postgres was down");
     assert.match(output, /postgres not reachable; retrying/);
     await server.startServer();
+    await eventually(() => /nats not reachable; retrying/.test(output), { timeoutMs: 20_000, message: `no word about NATS:\n${output}` });
+    alive("while NATS was down");
+    await nats.start();
     await eventually(async () => (await readiness()) === 200, { timeoutMs: 30_000, intervalMs: 100, message: `never ready:\n${output}` });
+
+    // Postgres restarts
     await server.stopServer("fast");
     await eventually(async () => (await readiness()) === 503, { timeoutMs: 5000, intervalMs: 100 });
     await sleep(500);
-    assert.equal(child.exitCode, null, `exited while Postgres was down:\n${output}`);
+    alive("while Postgres was down");
     await server.startServer();
-    await eventually(async () => (await readiness()) === 200, { timeoutMs: 10_000, intervalMs: 100, message: `not ready again:\n${output}` });
-    assert.doesNotMatch(output, /cannot continue|uncaught|unhandled/i);
+    await eventually(async () => (await readiness()) === 200, { timeoutMs: 10_000, intervalMs: 100, message: `not ready again after Postgres:\n${output}` });
+
+    // NATS crashes (kill -9) and comes back with its store
+    await nats.kill("SIGKILL");
+    await eventually(async () => (await readiness()) === 503, { timeoutMs: 10_000, intervalMs: 100, message: "/readyz still 200 with NATS down" });
+    await sleep(500);
+    alive("while NATS was down");
+    await nats.start();
+    await eventually(async () => (await readiness()) === 200, { timeoutMs: 15_000, intervalMs: 100, message: `not ready again after NATS:\n${output}` });
+
+    assert.doesNotMatch(output, /cannot continue|cannot start|uncaught|unhandled/i);
     child.kill("SIGTERM");
     assert.equal(await exited, 0);
   } finally {
     if (child.exitCode === null) child.kill("SIGKILL");
+    await nats.destroy();
   }
 });

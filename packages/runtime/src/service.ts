@@ -97,13 +97,16 @@ export async function runService<S extends Schema>(name: string, schema: S, star
   const log = createLogger({ name, level: cfg.LOG_LEVEL });
   guardProcess(name, log);
   let stopping = false;
+  // not reachable (yet): wait; refused (class 28: credentials, 3D000: no such database): exit
+  const unreachable = (e: unknown) => isConnectionLost(e) && !/^(28|3D)/.test(String((e as { code?: unknown }).code));
   try {
-    const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE }), isConnectionLost);
+    const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE }), unreachable);
     const store = new ObjectStore(db.sql);
     // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
-    const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), isConnectionLost);
+    const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), unreachable);
     // waitOnFirstConnect: NATS not up yet is retried like a later disconnect, forever
-    const nc = await connectNats({ servers: cfg.NATS_URL, waitOnFirstConnect: true });
+    const waiting = setTimeout(() => log.warn({ servers: cfg.NATS_URL }, "nats not reachable; retrying"), 2000);
+    const nc = await connectNats({ servers: cfg.NATS_URL, waitOnFirstConnect: true }).finally(() => clearTimeout(waiting));
     void nc.closed().then((err) => {
       if (stopping) return;
       log.fatal({ err }, `${name} cannot continue: the NATS connection closed`);
