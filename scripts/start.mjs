@@ -1,6 +1,7 @@
 // `npm start`: install and build when needed, check Postgres and NATS, then run the whole local
 // stack as processes: the member-cluster simulator (member1..3), every service, and join the
-// members through the gateway. Ctrl-C stops everything.
+// members through the gateway. A process that exits is started again (with a growing delay);
+// the rest of the stack keeps running. Ctrl-C stops everything.
 //
 // The gateway serves HTTPS with a self-signed certificate and takes bearer tokens from a token
 // file; both are created under .flotilla/ on the first start (an admin token, group
@@ -10,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import path from "node:path";
 import { DATABASE_URL, NATS_URL, build, ensureBackends, ensureInstalled, root } from "./lib.mjs";
+import { supervise } from "./supervise.mjs";
 
 ensureInstalled();
 build();
@@ -38,39 +40,28 @@ const SERVICES = [
   { name: "eviction", env: { PORT: "8084" } },
 ];
 
-const children = [];
+/** Every supervised process (see supervise.mjs: one that exits is started again). */
+const supervised = [];
 let stopping = false;
 
 function launch(name, script, extraEnv, args = []) {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: { ...env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
-  const prefix = `${name.padEnd(14)}| `;
-  const pipe = (stream, out) => {
-    let buf = "";
-    stream.on("data", (d) => {
-      buf += d;
-      const lines = buf.split("\n");
-      buf = lines.pop();
-      for (const l of lines) out.write(prefix + l + "\n");
-    });
-  };
-  pipe(child.stdout, process.stdout);
-  pipe(child.stderr, process.stderr);
-  child.on("exit", (code, signal) => {
-    if (!stopping) {
-      console.error(`${prefix}exited (${signal ?? code}); stopping the stack`);
-      void stop(1);
-    }
-  });
-  children.push(child);
-  return child;
+  supervised.push(
+    supervise({
+      name,
+      args: [script, ...args],
+      cwd: root,
+      env: { ...env, ...extraEnv },
+      // a configuration error: restarting cannot help, and the stack is not what was asked for
+      onFatal: () => void stop(1),
+    }),
+  );
 }
 
 async function stop(code = 0) {
   if (stopping) return;
   stopping = true;
   console.log("\nstopping…");
-  for (const c of children) c.kill("SIGTERM");
-  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
+  await Promise.all(supervised.map((s) => s.stop()));
   process.exit(code);
 }
 process.on("SIGINT", () => void stop(0));
@@ -150,4 +141,5 @@ Try:
   TOKEN=$(cut -d, -f1 ${path.relative(root, tokenFile)} | head -1)
   curl -s --cacert ${path.relative(root, certFile)} -H "Authorization: Bearer $TOKEN" ${gatewayUrl}/apis/work.karmada.io/v1alpha2/resourcebindings
 
+A service that exits is restarted after 1 s, doubling to 30 s while it keeps failing.
 Ctrl-C stops everything.`);

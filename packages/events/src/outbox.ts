@@ -1,6 +1,7 @@
 import type postgres from "postgres";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { WakeUp } from "@flotilla/api";
+import { transaction } from "@flotilla/store";
 import { apiVersionFor, splitGroupKind, subjectFor } from "./subjects.js";
 
 export type Sql = postgres.Sql;
@@ -180,7 +181,7 @@ export interface PruneOptions {
  * asking to resume from a pruned resourceVersion is told it is gone.
  */
 export async function pruneOutbox(sql: Sql, o: PruneOptions): Promise<number> {
-  return (await sql.begin(async (tx) => {
+  return (await transaction(sql, async (tx) => {
     const [{ max, watermark }] = await tx<{ max: string | null; watermark: boolean }[]>`
       SELECT max(rv)::text AS max, to_regclass('outbox_watermark') IS NOT NULL AS watermark
       FROM outbox

@@ -1,6 +1,6 @@
-import postgres from "postgres";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { holdsLock, lockConnection, lockKey, tryLock as tryAdvisoryLock, withTimeout } from "@flotilla/store";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
 import { fetchUnpublished, markPublished, publishRows, pruneOutbox, readEpoch, type Sql } from "./outbox.js";
 import { ensureStream, type StreamOptions } from "./stream.js";
@@ -33,8 +33,9 @@ export interface RelayOptions {
   /** How often the active relay verifies it still holds the lock (default 1 s). */
   lockCheckMs?: number;
   /**
-   * Outbox queries taking longer are abandoned and retried (default 10 s). After Postgres
-   * drops connections, postgres.js can leave a query waiting for its connect timeout (30 s).
+   * Outbox queries taking longer are abandoned and retried (default 10 s): after a network
+   * cut a query can wait for TCP to give up, and a connection the driver left unable to send
+   * (see @flotilla/store driver.ts) waits for its connect timeout.
    */
   dbTimeoutMs?: number;
   /** Backoff after transient errors (default 100 ms .. 5 s). */
@@ -86,46 +87,6 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
-/** Advisory lock namespace ("FLOT") and a per-stream key: one active relay per stream and database. */
-const LOCK_CLASS = 0x464c4f54;
-function lockKey(stream: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < stream.length; i++) h = Math.imul(h ^ stream.charCodeAt(i), 0x01000193);
-  return h | 0;
-}
-
-/** A one-connection client on the same database, for the session-level advisory lock. */
-function lockClient(sql: Sql, onclose: () => void): Sql {
-  const o = sql.options as unknown as Record<string, never>;
-  return postgres({
-    host: o.host,
-    port: o.port,
-    path: o.path,
-    database: o.database,
-    user: o.user,
-    pass: o.pass,
-    ssl: o.ssl,
-    max: 1,
-    idle_timeout: 0,
-    max_lifetime: null,
-    connect_timeout: 5,
-    fetch_types: false,
-    onnotice: () => {},
-    onclose,
-    connection: { application_name: "flotilla-relay-lock" },
-  });
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(t)),
-    new Promise<never>((_, reject) => {
-      t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]);
-}
-
 /**
  * Starts the outbox relay. Every replica may start one; a session-level advisory lock makes
  * exactly one active, the others retry every `standbyRetryMs` and take over when it dies.
@@ -144,7 +105,7 @@ export function startRelay(opts: RelayOptions): Relay {
 
   let active = false;
   let session = 0; // bumped whenever the lock connection closes: the lock is gone with it
-  const lockSql = lockClient(sql, () => {
+  const lockSql = lockConnection(sql, "flotilla-relay-lock", () => {
     session++;
     wake();
   });
@@ -190,21 +151,8 @@ export function startRelay(opts: RelayOptions): Relay {
     return js;
   }
 
-  async function tryLock(): Promise<boolean> {
-    const [r] = await withTimeout(lockSql<{ ok: boolean }[]>`SELECT pg_try_advisory_lock(${LOCK_CLASS}, ${k2}) AS ok`, cfg.dbTimeoutMs, "relay lock");
-    return r.ok;
-  }
-
-  async function lockHeld(): Promise<boolean> {
-    const [r] = await withTimeout(
-      lockSql<{ held: boolean }[]>`
-        SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()
-                       AND classid = ${LOCK_CLASS}::bigint::oid AND objid = ${k2 >>> 0}::bigint::oid AND objsubid = 2) AS held`,
-      5000,
-      "relay lock check",
-    );
-    return r.held;
-  }
+  const tryLock = () => tryAdvisoryLock(lockSql, k2, cfg.dbTimeoutMs);
+  const lockHeld = () => holdsLock(lockSql, k2, 5000);
 
   /** One fetch → publish → mark round. Returns the number of rows handled. */
   let probe = false;

@@ -94,3 +94,18 @@ export function connectNats(o: NodeConnectionOptions & { servers: string | strin
     ...o,
   });
 }
+
+/**
+ * Whether the NATS connection is up, from its status events: false from a disconnect until
+ * the reconnect, and once it is closed.
+ */
+export function natsProbe(nc: NatsConnection): () => boolean {
+  let connected = true;
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect" || s.type === "reconnecting" || s.type === "staleConnection") connected = false;
+      else if (s.type === "reconnect") connected = true;
+    }
+  })().catch(() => {});
+  return () => connected && !nc.isClosed();
+}

@@ -1,7 +1,8 @@
 import { ConfigError, common, duration, int, loadConfig, type ConfigOf, type Schema } from "@flotilla/config";
 import { createLogger, type Logger } from "@flotilla/log";
-import { ObjectStore, openDatabase, type Database } from "@flotilla/store";
-import { connectNats, ensureStream, jetstream, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
+import { ObjectStore, databaseProbe, isConnectionLost, isDriverFault, openDatabase, type Database } from "@flotilla/store";
+import { connectNats, ensureStream, jetstream, natsProbe, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
+import { backoffDelay } from "./backoff.js";
 
 /** The settings every service process has, on top of its own. */
 export const serviceSchema = {
@@ -17,6 +18,8 @@ export interface ServiceContext<C> {
   store: ObjectStore;
   nc: NatsConnection;
   js: JetStreamClient;
+  /** Readiness of the dependencies: Postgres answers (within 2 s) and NATS is connected. */
+  ready: () => Promise<boolean>;
 }
 
 export interface Running {
@@ -24,9 +27,52 @@ export interface Running {
 }
 
 /**
+ * A fault raised inside the Postgres driver (see `@flotilla/store` driver.ts) is logged and the
+ * process carries on: the pool reconnects by itself. Anything else uncaught means the process
+ * is in a state nobody planned for: it exits with code 1 and says why, and its supervisor
+ * (`npm start`, the container runtime) starts it again.
+ */
+export function guardProcess(name: string, log: Logger): void {
+  const fault = (kind: string) => (err: unknown) => {
+    if (isDriverFault(err)) {
+      log.error({ err, kind }, "postgres driver fault caught; the connection pool reconnects");
+      return;
+    }
+    log.fatal({ err, kind }, `${name} cannot continue: ${kind}`);
+    console.error(`${name}: exiting after ${kind}:`, err);
+    process.exit(1);
+  };
+  process.on("uncaughtException", fault("uncaught exception"));
+  process.on("unhandledRejection", fault("unhandled promise rejection"));
+}
+
+/**
+ * Runs `attempt` until it succeeds, waiting 0.2 .. 5 s between tries while `transient(err)`
+ * holds (the dependency is not reachable yet); any other error is returned to the caller.
+ */
+async function untilReachable<T>(what: string, log: Logger, attempt: () => Promise<T>, transient: (e: unknown) => boolean): Promise<T> {
+  for (let failures = 1; ; failures++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!transient(e)) throw e;
+      const retryInMs = backoffDelay(failures, { baseMs: 200, maxMs: 5000 });
+      log.warn({ err: e, failures, retryInMs }, `${what} not reachable; retrying`);
+      await new Promise((r) => setTimeout(r, retryInMs));
+    }
+  }
+}
+
+/**
  * The one way a Flotilla process starts: settings (a bad value stops it with the names), the root
  * logger, Postgres (created and migrated as needed), NATS and the stream, a standby-or-active outbox
  * relay, then the service itself; SIGINT/SIGTERM stop it all in reverse order.
+ *
+ * Postgres or NATS not reachable at start: it waits for them (retrying with backoff). Either
+ * going away later: the service keeps running, `/readyz` answers 503 until it is back, the
+ * pools and the NATS client reconnect, and the relay and consumers carry on from where they
+ * were. It exits (code 1, with the reason) only when it cannot continue: a setting or
+ * credential the server refuses, or the NATS connection closed for good.
  */
 type ServiceConfig<S extends Schema> = ConfigOf<S> & ConfigOf<typeof serviceSchema>;
 
@@ -49,28 +95,51 @@ export async function runService<S extends Schema>(name: string, schema: S, star
   }
   const cfg = Object.freeze({ ...base, ...own }) as ServiceConfig<S>;
   const log = createLogger({ name, level: cfg.LOG_LEVEL });
-  const db = await openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE });
-  const store = new ObjectStore(db.sql);
-  // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
-  const relayDb = await openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false });
-  const nc = await connectNats({ servers: cfg.NATS_URL });
-  await ensureStream(nc, { stream: cfg.EVENTS_STREAM, prefix: cfg.EVENTS_PREFIX });
-  const relay = startRelay({
-    sql: relayDb.sql,
-    nc,
-    stream: cfg.EVENTS_STREAM,
-    prefix: cfg.EVENTS_PREFIX,
-    retentionMs: cfg.OUTBOX_RETENTION,
-    prune: (ms) => store.pruneOutbox(ms),
-    log: log.child({ component: "relay" }),
-  });
-  const running = await start({ cfg, log, db, store, nc, js: jetstream(nc) });
-  for (const sig of ["SIGINT", "SIGTERM"] as const) {
-    process.once(sig, () => {
-      log.info({ signal: sig }, "shutting down");
-      void Promise.allSettled([running.stop(), relay.stop()])
-        .then(() => Promise.allSettled([nc.drain(), db.close(), relayDb.close()]))
-        .finally(() => process.exit(0));
+  guardProcess(name, log);
+  let stopping = false;
+  // not reachable (yet): wait; refused (class 28: credentials, 3D000: no such database): exit
+  const unreachable = (e: unknown) => isConnectionLost(e) && !/^(28|3D)/.test(String((e as { code?: unknown }).code));
+  try {
+    const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE }), unreachable);
+    const store = new ObjectStore(db.sql);
+    // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
+    const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), unreachable);
+    // waitOnFirstConnect: NATS not up yet is retried like a later disconnect, forever
+    const waiting = setTimeout(() => log.warn({ servers: cfg.NATS_URL }, "nats not reachable; retrying"), 2000);
+    const nc = await connectNats({ servers: cfg.NATS_URL, waitOnFirstConnect: true }).finally(() => clearTimeout(waiting));
+    void nc.closed().then((err) => {
+      if (stopping) return;
+      log.fatal({ err }, `${name} cannot continue: the NATS connection closed`);
+      console.error(`${name}: exiting: the NATS connection closed${err ? `: ${err.message}` : ""}`);
+      process.exit(1);
     });
+    await untilReachable("nats jetstream", log, () => ensureStream(nc, { stream: cfg.EVENTS_STREAM, prefix: cfg.EVENTS_PREFIX }), () => !nc.isClosed());
+    const relay = startRelay({
+      sql: relayDb.sql,
+      nc,
+      stream: cfg.EVENTS_STREAM,
+      prefix: cfg.EVENTS_PREFIX,
+      retentionMs: cfg.OUTBOX_RETENTION,
+      prune: (ms) => store.pruneOutbox(ms),
+      log: log.child({ component: "relay" }),
+    });
+    const dbReady = databaseProbe(db.sql);
+    const natsReady = natsProbe(nc);
+    const ready = async () => natsReady() && (await dbReady());
+    const running = await start({ cfg, log, db, store, nc, js: jetstream(nc), ready });
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+      process.once(sig, () => {
+        stopping = true;
+        log.info({ signal: sig }, "shutting down");
+        void Promise.allSettled([running.stop(), relay.stop()])
+          .then(() => Promise.allSettled([nc.drain(), db.close(), relayDb.close()]))
+          .finally(() => process.exit(0));
+      });
+    }
+  } catch (e) {
+    log.fatal({ err: e }, `${name} cannot start`);
+    console.error(`${name}: cannot start:`, e instanceof ConfigError ? e.message : e);
+    // a setting the service rejects is not retried by supervision (exit 2, as for a malformed one)
+    process.exit(e instanceof ConfigError ? 2 : 1);
   }
 }

@@ -1,4 +1,5 @@
 export * from "./db.js";
+export { createClient, sibling, transaction, isConnectionLost, isDriverFault, reconnectDelayS, STARTUP_PADDING, type ClientOptions, type TransactionSql } from "./driver.js";
 export * from "./store.js";
 export * from "./indexers.js";
 export * from "./events.js";

@@ -1,5 +1,5 @@
-import postgres from "postgres";
 import type { Sql } from "./db.js";
+import { sibling } from "./driver.js";
 
 /**
  * Leader election on a Postgres session-level advisory lock, for work that must have exactly one
@@ -55,26 +55,20 @@ export function lockKey(name: string): number {
   return h | 0;
 }
 
-/** A one-connection client on the same database as `sql`, for a session-level advisory lock. */
+/**
+ * A one-connection client on the same database as `sql`, for a session-level advisory lock. The
+ * server ends the session (and frees the lock) about 11 s after the client's host vanishes.
+ */
 export function lockConnection(sql: Sql, applicationName: string, onclose: () => void): Sql {
-  const o = sql.options as unknown as Record<string, never>;
-  return postgres({
-    host: o.host,
-    port: o.port,
-    path: o.path,
-    database: o.database,
-    user: o.user,
-    pass: o.pass,
-    ssl: o.ssl,
+  return sibling(sql, {
     max: 1,
-    idle_timeout: 0,
-    max_lifetime: null,
-    connect_timeout: 5,
-    fetch_types: false,
-    onnotice: () => {},
+    idleTimeoutS: 0,
+    maxLifetimeS: null,
+    connectTimeoutS: 5,
+    fetchTypes: false,
     onclose,
-    // the server ends the session (and frees the lock) about 11 s after the client's host vanishes
-    connection: { application_name: applicationName, tcp_keepalives_idle: 5, tcp_keepalives_interval: 2, tcp_keepalives_count: 3 } as unknown as Record<string, never>,
+    applicationName: applicationName.slice(0, 63),
+    settings: { tcp_keepalives_idle: 5, tcp_keepalives_interval: 2, tcp_keepalives_count: 3 },
   });
 }
 
@@ -117,7 +111,7 @@ export function startLeaderElection(o: LeaderElectionOptions): LeaderElection {
   let session = 0; // bumped whenever the lock connection closes: the lock went with it
   let waiters: (() => void)[] = [];
   let nudge: (() => void) | undefined;
-  const lockSql = lockConnection(o.sql, `flotilla-leader:${o.name}`.slice(0, 63), () => {
+  const lockSql = lockConnection(o.sql, `flotilla-leader:${o.name}`, () => {
     session++;
     nudge?.();
   });

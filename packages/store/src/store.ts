@@ -15,6 +15,7 @@ import {
 } from "@flotilla/api";
 import { Batcher } from "./batcher.js";
 import type { Queryable, Sql } from "./db.js";
+import { transaction } from "./driver.js";
 import { STANDARD_INDEXERS } from "./indexers.js";
 
 /** Identity of a stored object: its group/kind, namespace ('' when cluster-scoped) and name. */
@@ -364,7 +365,7 @@ export class ObjectStore {
       for (const r of rows) if (r.body && matchesRequirements(r.body.metadata.labels, f.reqs)) items.push(canonical(r.body));
       return { items, resourceVersion: rows[0]!.rv };
     }
-    return this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+    return transaction(this.sql, async (tx) => {
       const resourceVersion = await listResourceVersion(tx, token);
       const items: T[] = [];
       let last: Key | undefined;
@@ -378,7 +379,7 @@ export class ObjectStore {
         last = key;
       }
       return { items, resourceVersion };
-    }) as Promise<ListResult<T>>;
+    }, "ISOLATION LEVEL REPEATABLE READ READ ONLY") as Promise<ListResult<T>>;
   }
 
   /**
@@ -555,7 +556,7 @@ export class ObjectStore {
    * a watch could not have read yet, so the watermark stays below every new list's resourceVersion.
    */
   async pruneOutbox(olderThanMs: number): Promise<number> {
-    return this.sql.begin(async (tx) => {
+    return transaction(this.sql, async (tx) => {
       const [{ max }] = await tx<{ max: string | null }[]>`
         SELECT max(rv)::text AS max FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - ${olderThanMs + " milliseconds"}::interval
           -- never a row a watch may not have been shown yet (see tail): a long transaction anywhere holds them back

@@ -120,7 +120,7 @@ export function buildApp(deps: AppDeps): App {
   http.get("/livez", async () => "ok");
   http.get("/readyz", async (_req, reply) => {
     const db = await (deps.ready ?? (async () => true))().catch(() => false);
-    if (!db) return reply.code(503).send("not ready: database unreachable");
+    if (!db) return reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
     if (!consumerReady) return reply.code(503).send("not ready: wake-up consumer not started");
     return "ok";
   });

@@ -2,7 +2,7 @@ import { runService } from "@flotilla/runtime";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 
-await runService("binding", configSchema, async ({ cfg, log, db, store, js }) => {
+await runService("binding", configSchema, async ({ cfg, log, db, store, js, ready }) => {
   const app = buildApp({
     store,
     sql: db.sql,
@@ -11,7 +11,7 @@ await runService("binding", configSchema, async ({ cfg, log, db, store, js }) =>
     prefix: cfg.EVENTS_PREFIX,
     log,
     settings: settingsFrom(cfg),
-    ready: async () => (await db.sql`SELECT 1`, true),
+    ready,
   });
   const { url } = await app.start({ host: cfg.HOST, port: cfg.PORT });
   log.info({ url }, "binding service listening");

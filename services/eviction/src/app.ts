@@ -4,7 +4,7 @@ import type { AnyResourceBinding, Cluster, WakeUp } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { createController, renderMetrics, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
-import { BINDING_WITH_EVICTION_TASKS_INDEX, EventRecorder, bindingEvictingIndex, type ObjectStore } from "@flotilla/store";
+import { BINDING_WITH_EVICTION_TASKS_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { gracefulEviction, name as CONTROLLER } from "./controllers/graceful-eviction.js";
 import { ClusterReader } from "@flotilla/store";
@@ -23,6 +23,8 @@ export interface AppDeps {
   host?: string;
   /** Runtime overrides (tests shrink timerPollMs and backoff). */
   runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
+  /** Readiness of the dependencies (default: the database answers within 2 s). */
+  ready?: () => Promise<boolean>;
 }
 
 export interface App {
@@ -101,12 +103,10 @@ export function buildApp(deps: AppDeps): App {
   let started = false;
   const http = Fastify({ logger: false });
   http.get("/healthz", async () => "ok");
+  const ready = deps.ready ?? databaseProbe(store.sql);
   http.get("/readyz", async (_req, reply) => {
-    const db = await store.sql`SELECT 1`.then(
-      () => true,
-      () => false,
-    );
-    return started && db ? "ok" : reply.code(503).send(started ? "not ready: database unreachable" : "not ready: starting");
+    if (!started) return reply.code(503).send("not ready: starting");
+    return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
   });
   http.get("/metrics", async (_req, reply) => reply.type("text/plain; version=0.0.4").send(renderMetrics([controller])));
 

@@ -191,7 +191,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
   const http: FastifyInstance = Fastify({ loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");
-  http.get("/readyz", async (_req, reply) => ((await (deps.ready?.() ?? Promise.resolve(true)).catch(() => false)) ? "ok" : reply.code(503).send("not ready: database unreachable")));
+  http.get("/readyz", async (_req, reply) => ((await (deps.ready?.() ?? Promise.resolve(true)).catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable")));
   http.get("/metrics", async (_req, reply) => {
     const lines = [
       "# HELP flotilla_execution_clusters Clusters known to this replica.",

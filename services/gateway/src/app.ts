@@ -116,7 +116,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   http.get("/version", async () => ({ major: "1", minor: "29", gitVersion: `v1.29.0-flotilla.${deps.version ?? "0.1.0"}`, platform: `${process.platform}/${process.arch}` }));
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");
-  http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: database unreachable")));
+  http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable")));
   http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 
   // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)

@@ -1,23 +1,24 @@
 import { readFileSync } from "node:fs";
+import { ConfigError } from "@flotilla/config";
 import { runService } from "@flotilla/runtime";
 import { configSchema } from "./config.js";
 import { buildGateway } from "./app.js";
 import { RbacAuthorizer, TokenFileAuthenticator } from "./auth/access.js";
 import { ensureServingCert, ensureTokenFile, isLoopback } from "./auth/bootstrap.js";
 
-await runService("gateway", configSchema, async ({ cfg, log, db, store }) => {
-  if (!cfg.TOKEN_AUTH_FILE) throw new Error('TOKEN_AUTH_FILE is not set: every request is authenticated; give a token file (token,user,uid,"groups" per line), or set TOKEN_AUTH_FILE_CREATE=true to have one created');
+await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => {
+  if (!cfg.TOKEN_AUTH_FILE) throw new ConfigError(['TOKEN_AUTH_FILE is not set: every request is authenticated; give a token file (token,user,uid,"groups" per line), or set TOKEN_AUTH_FILE_CREATE=true to have one created']);
   if (cfg.TOKEN_AUTH_FILE_CREATE && (await ensureTokenFile(cfg.TOKEN_AUTH_FILE))) log.warn({ file: cfg.TOKEN_AUTH_FILE }, "created a token file with one admin token (group system:masters)");
-  const authenticator = TokenFileAuthenticator.fromFile(cfg.TOKEN_AUTH_FILE);
-  if (!cfg.TLS_CERT_FILE !== !cfg.TLS_KEY_FILE) throw new Error("TLS_CERT_FILE and TLS_KEY_FILE go together");
-  if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new Error(`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`);
+  const authenticator = tokenFile(cfg.TOKEN_AUTH_FILE);
+  if (!cfg.TLS_CERT_FILE !== !cfg.TLS_KEY_FILE) throw new ConfigError(["TLS_CERT_FILE and TLS_KEY_FILE go together"]);
+  if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new ConfigError([`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`]);
   if (cfg.TLS_CERT_FILE && cfg.TLS_CERT_CREATE && (await ensureServingCert(cfg.TLS_CERT_FILE, cfg.TLS_KEY_FILE, [cfg.HOST, ...cfg.TLS_CERT_HOSTS.split(",").map((h) => h.trim())]))) log.warn({ cert: cfg.TLS_CERT_FILE }, "created a self-signed serving certificate");
   const tls = cfg.TLS_CERT_FILE ? { cert: readFileSync(cfg.TLS_CERT_FILE), key: readFileSync(cfg.TLS_KEY_FILE) } : undefined;
   const gateway = buildGateway({
     store,
     log,
     settings: { notReadyTolerationSeconds: cfg.DEFAULT_NOT_READY_TOLERATION_SECONDS, unreachableTolerationSeconds: cfg.DEFAULT_UNREACHABLE_TOLERATION_SECONDS },
-    ready: async () => (await db.sql`SELECT 1`, true),
+    ready,
     scheduler: cfg.SCHEDULER_GRPC_URL,
     access: { authenticator, authorizer: new RbacAuthorizer(store, log) },
     tls,
@@ -26,3 +27,11 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store }) => {
   log.info({ url, grpcAddress, tokens: authenticator.size }, "gateway listening");
   return gateway;
 });
+
+function tokenFile(path: string): TokenFileAuthenticator {
+  try {
+    return TokenFileAuthenticator.fromFile(path);
+  } catch (e) {
+    throw new ConfigError([`TOKEN_AUTH_FILE ${path}: ${(e as Error).message}`]);
+  }
+}

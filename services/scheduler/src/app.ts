@@ -181,7 +181,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   http.get("/readyz", async (_req, reply) => {
     if (!started) return reply.code(503).send("not ready: starting");
     const ok = await (deps.ready ?? (async () => true))().catch(() => false);
-    return ok ? "ok" : reply.code(503).send("not ready: database unreachable");
+    return ok ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
   });
   http.get("/metrics", async (_req, reply) =>
     reply

@@ -3,7 +3,7 @@ import { EstimatorClient } from "@flotilla/proto";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 
-await runService("scheduler", configSchema, async ({ cfg, log, db, store, js }) => {
+await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, ready }) => {
   const estimator = cfg.ESTIMATOR_ENABLED ? new EstimatorClient(cfg.ESTIMATOR_GRPC_URL, { deadlineMs: cfg.ESTIMATOR_TIMEOUT }) : undefined;
   const app = buildApp({
     store,
@@ -14,7 +14,7 @@ await runService("scheduler", configSchema, async ({ cfg, log, db, store, js }) 
     log,
     settings: settingsFrom(cfg),
     estimator,
-    ready: async () => (await db.sql`SELECT 1`, true),
+    ready,
   });
   const { url, grpcAddress } = await app.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.SCHEDULER_GRPC_PORT || undefined });
   log.info({ url, grpcAddress, estimator: estimator ? cfg.ESTIMATOR_GRPC_URL : "off" }, "scheduler listening");

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { byObjectKey, createController, renderMetrics, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
-import { EventRecorder, type ObjectStore } from "@flotilla/store";
+import { EventRecorder, databaseProbe, type ObjectStore } from "@flotilla/store";
 import type { Cluster } from "@flotilla/api";
 import type { Config } from "./config.js";
 import { BINDING_EVICTION_CONTROLLER, bindingEvictionController } from "./controllers/binding-eviction.js";
@@ -28,6 +28,8 @@ export interface AppDeps {
   host?: string;
   /** Runtime overrides for every controller (tests shrink timerPollMs and backoff). */
   runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
+  /** Readiness of the dependencies (default: the database answers within 2 s). */
+  ready?: () => Promise<boolean>;
 }
 
 export interface App {
@@ -90,12 +92,10 @@ export function buildApp(deps: AppDeps): App {
 
   const http = Fastify({ logger: false });
   http.get("/healthz", async () => "ok");
+  const ready = deps.ready ?? databaseProbe(store.sql);
   http.get("/readyz", async (_req, reply) => {
-    const db = await store.sql`SELECT 1`.then(
-      () => true,
-      () => false,
-    );
-    return started && db ? "ok" : reply.code(503).send(started ? "not ready: database unreachable" : "not ready: starting");
+    if (!started) return reply.code(503).send("not ready: starting");
+    return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
   });
   http.get("/metrics", async (_req, reply) => {
     const p = pacer.stats;

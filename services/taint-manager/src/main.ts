@@ -2,8 +2,8 @@ import { runService } from "@flotilla/runtime";
 import { buildApp } from "./app.js";
 import { configSchema } from "./config.js";
 
-await runService("taint-manager", configSchema, async ({ cfg, log, store, js }) => {
-  const app = buildApp({ store, log, cfg, js });
+await runService("taint-manager", configSchema, async ({ cfg, log, store, js, ready }) => {
+  const app = buildApp({ store, log, cfg, js, ready });
   await app.start();
   const url = await app.listen({ host: cfg.HOST, port: cfg.PORT });
   log.info({ url }, "taint-manager listening");
