@@ -33,7 +33,8 @@ const SERVICES = [
     name: "gateway",
     env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true" },
   },
-  { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095" } },
+  // the simulator's members answer plain http on 127.0.0.1
+  { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" } },
   { name: "binding", env: { PORT: "8081" } },
   { name: "scheduler", env: { PORT: "8082", SCHEDULER_GRPC_PORT: env.SCHEDULER_GRPC_PORT ?? "9092" } },
   { name: "taint-manager", env: { PORT: "8083" } },

@@ -523,6 +523,8 @@ function validateAPIEndpoint(endpoint: string, path: string): FieldError[] {
   const u = parseURL(endpoint);
   if (!u) return [fieldInvalid(path, endpoint, "apiEndpoint must be a valid URL" + form)];
   const errs: FieldError[] = [];
+  // upstream takes any scheme; a member is reached over https (or http, as the execution service allows)
+  if (u.protocol !== "https:" && u.protocol !== "http:") errs.push(fieldInvalid(path, endpoint, "the scheme must be https (or http)" + form));
   if (!u.host) errs.push(fieldInvalid(path, endpoint, "host must be provided" + form));
   if (u.username || u.password) errs.push(fieldInvalid(path, endpoint, "user information is not permitted in the URL"));
   if (u.hash) errs.push(fieldInvalid(path, endpoint, "fragments are not permitted in the URL"));

@@ -13,6 +13,7 @@ import { clusterStatusController } from "./controllers/cluster-status.js";
 import { estimatorHandlers, estimatorServiceDefinition } from "./controllers/estimator.js";
 import { Members } from "./controllers/members.js";
 import { executionController, WORK_GK } from "./controllers/work.js";
+import type { HttpMembers } from "./logic/credentials.js";
 
 /** The settings buildExecution uses (config.ts's Config satisfies it; tests pass shrunk timings). */
 export interface ExecutionSettings {
@@ -31,6 +32,8 @@ export interface ExecutionSettings {
   MEMBER_WATCH_TIMEOUT: number;
   ESTIMATOR_TIMEOUT: number;
   ESTIMATOR_SNAPSHOT_MAX_AGE: number;
+  /** Plain-http member endpoints allowed: none, loopback ones, or any. */
+  MEMBER_ALLOW_HTTP: HttpMembers;
   EVENTS_STREAM: string;
   EVENTS_PREFIX: string;
 }
@@ -51,6 +54,7 @@ export const DEFAULT_SETTINGS: ExecutionSettings = {
   MEMBER_WATCH_TIMEOUT: 300_000,
   ESTIMATOR_TIMEOUT: 3_000,
   ESTIMATOR_SNAPSHOT_MAX_AGE: 15_000,
+  MEMBER_ALLOW_HTTP: "none",
   EVENTS_STREAM: "FLOTILLA_OBJECTS",
   EVENTS_PREFIX: "flotilla",
 };
@@ -122,7 +126,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       .catch((e) => log.warn({ err: e, cluster }, "listing the works of a cluster failed"));
   };
 
-  const clusters = new ClusterCache(deps.store, { refreshMs: s.CLUSTER_CACHE_REFRESH, log: log.child({ component: "cluster-cache" }), onTransition: fanOut });
+  const clusters = new ClusterCache(deps.store, { refreshMs: s.CLUSTER_CACHE_REFRESH, log: log.child({ component: "cluster-cache" }), onTransition: fanOut, policy: { allowHttp: s.MEMBER_ALLOW_HTTP } });
   const thresholds = new ReadyThresholds({ successThresholdMs: s.CLUSTER_SUCCESS_THRESHOLD, failureThresholdMs: s.CLUSTER_FAILURE_THRESHOLD });
 
   const runner = { timerPollMs: deps.runner?.timerPollMs, backoff: deps.runner?.backoff };

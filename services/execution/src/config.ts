@@ -1,4 +1,4 @@
-import { duration, int, port, str } from "@flotilla/config";
+import { duration, int, oneOf, port, str } from "@flotilla/config";
 
 /**
  * The execution service's own settings (runService adds the shared ones: DATABASE_URL, NATS_URL,
@@ -23,5 +23,6 @@ export const configSchema = {
   MEMBER_MAX_SOCKETS: int(64, { min: 1 }, "keep-alive connections per member"),
   MEMBER_WATCH_TIMEOUT: duration("5m", "member watches end after this and the informer lists again"),
   ESTIMATOR_TIMEOUT: duration("3s", "upper bound of one estimator call when the caller's deadline is later"),
+  MEMBER_ALLOW_HTTP: oneOf(["none", "loopback", "any"] as const, "none", "plain-http spec.apiEndpoint allowed (the member's token then travels in clear): none, loopback (a local simulator) or any; https is always allowed, link-local addresses never"),
   ESTIMATOR_SNAPSHOT_MAX_AGE: duration("15s", "a member's nodes and pods (refreshed by every status probe) older than this are listed again before an estimate"),
 };

@@ -54,7 +54,8 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
     sql: db.sql,
     js: jetstream(nc),
     log,
-    settings: { ...FAST, ...o.settings, EVENTS_STREAM: stream, EVENTS_PREFIX: prefix },
+    // the simulator serves plain http on 127.0.0.1
+    settings: { ...FAST, MEMBER_ALLOW_HTTP: "loopback", ...o.settings, EVENTS_STREAM: stream, EVENTS_PREFIX: prefix },
     runner: { timerPollMs: 20, backoff: { baseMs: 20, maxMs: 300 } },
   });
   const { estimatorAddress } = await exec.start({ estimatorPort: 0 });

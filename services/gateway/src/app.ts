@@ -14,7 +14,7 @@ import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
 import { registerSimulationRoutes, schedulerClient, type SimulationClient } from "./http/simulations.js";
-import { grpcGuard, registerAuth } from "./http/auth.js";
+import { apiForUser, grpcGuard, registerAuth } from "./http/auth.js";
 import type { Access } from "./auth/access.js";
 
 export interface GatewayDeps {
@@ -106,7 +106,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   });
 
   registerAuth(http, deps.access);
-  registerKubeRoutes(http, api);
+  registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
   registerSimulationRoutes(http, scheduler);
   const openapi = openApiDocument(deps.version ?? "0.1.0");
@@ -121,7 +121,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
 
   // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
   const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
-  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(api, deps.log.child({ component: "grpc" }), grpcGuard(deps.access)));
+  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGuard(deps.access, api)));
 
   let grpcBound = false;
   return {

@@ -184,6 +184,35 @@ describe("authentication and RBAC", () => {
     }
   });
 
+  test("a Cluster may only name credentials its writer could read; endpoints are https or http URLs", async () => {
+    // a role that may write Clusters (and Secrets in its own namespace) but not read karmada-cluster
+    const role = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "cluster-writer" }, rules: [{ apiGroups: ["cluster.karmada.io"], resources: ["clusters"], verbs: ["*"] }] };
+    assert.equal((await call("POST", `${RBAC}/clusterroles`, TOKENS.admin, role)).status, 201);
+    await bind(bindTo("nobody-writes-clusters", "cluster-writer", { kind: "User", name: "nobody" }));
+    const cluster = (name: string, spec: Record<string, unknown>) => ({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name }, spec: { syncMode: "Push", ...spec } });
+    const CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters";
+    await until(TOKENS.nobody, "POST", CLUSTERS, 201, cluster("plain", { apiEndpoint: "https://10.0.0.9:6443" }));
+    // the finding: a new Cluster pointing at member1's credential, with an endpoint of the writer's choice
+    const borrow = await call("POST", CLUSTERS, TOKENS.nobody, cluster("borrower", { apiEndpoint: "https://127.0.0.1:9999", secretRef: { namespace: "karmada-cluster", name: "member1" } }));
+    assert.equal(borrow.status, 403, borrow.text);
+    assert.match(borrow.body.message, /spec.secretRef names the secret karmada-cluster\/member1, which user "nobody" cannot read/);
+    // a patch that would add the reference is refused the same way, and nothing changes
+    const patched = await fetch(`${url}${CLUSTERS}/plain`, {
+      method: "PATCH",
+      headers: { ...bearer(TOKENS.nobody), "content-type": "application/merge-patch+json" },
+      body: JSON.stringify({ spec: { secretRef: { namespace: "karmada-cluster", name: "member1" } } }),
+    });
+    assert.equal(patched.status, 403);
+    assert.equal((await call("GET", `${CLUSTERS}/plain`, TOKENS.admin)).body.spec.secretRef, undefined);
+    assert.equal((await call("GET", `${CLUSTERS}/borrower`, TOKENS.admin)).status, 404);
+    // an admin may
+    assert.equal((await call("POST", CLUSTERS, TOKENS.admin, cluster("member1", { apiEndpoint: "https://10.0.0.1:6443", secretRef: { namespace: "karmada-cluster", name: "member1" } }))).status, 201);
+    // a scheme no member speaks is refused at the door
+    const gopher = await call("POST", CLUSTERS, TOKENS.admin, cluster("gopher", { apiEndpoint: "gopher://127.0.0.1:70" }));
+    assert.equal(gopher.status, 422);
+    assert.equal(gopher.body.details.causes[0].field, "spec.apiEndpoint");
+  });
+
   test("removing a binding takes the access away", async () => {
     assert.equal((await call("DELETE", `${RBAC}/clusterrolebindings/vi-views`, TOKENS.admin)).status, 200);
     await until(TOKENS.viewer, "GET", DEPLOY, 403);

@@ -121,10 +121,10 @@ function toGrpcError(e: unknown): grpc.ServiceError {
  * Authenticates a call (its `authorization` metadata, as the REST `Authorization` header) and
  * authorizes the verb on the scope and name; throws the 401/403 error otherwise.
  */
-export type CallGuard = (metadata: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => Promise<void>;
+export type CallGuard = (metadata: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => Promise<ObjectApi>;
 
 /** The ObjectService implementation over the same ObjectApi the REST routes use. */
-export function objectServiceHandlers(api: ObjectApi, log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
+export function objectServiceHandlers(log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
   const unary = <Req, Res>(fn: (req: Req, md: grpc.Metadata) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
     Promise.resolve(call.request)
       .then((req) => (rejectMalformed(req), fn(req, call.metadata)))
@@ -142,13 +142,13 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger, guard: CallGu
   return {
     get: unary(async (req: { key?: ObjectKey }, md) => {
       const s = scopeOf(req.key);
-      await guard(md, "get", s, req.key!.name);
+      const api = await guard(md, "get", s, req.key!.name);
       return toProtoObject(await api.get(s, req.key!.name));
     }),
     list: unary(async (req: ListRequest, md) => {
       checkParameters({ labelSelector: req.labelSelector, continue: req.continue });
       const s = scopeOf(req.key);
-      await guard(md, "list", s);
+      const api = await guard(md, "list", s);
       const r = await api.list(s, { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
       return create(ListResponseSchema, {
         resourceVersion: r.resourceVersion,
@@ -159,17 +159,17 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger, guard: CallGu
     }),
     create: unary(async (req: { object?: Object$ }, md) => {
       const { object, scope } = fromProtoObject(req.object);
-      await guard(md, "create", scope);
+      const api = await guard(md, "create", scope);
       return toProtoObject(await api.create(scope, object));
     }),
     update: unary(async (req: { object?: Object$; status: boolean }, md) => {
       const { object, scope } = fromProtoObject(req.object);
-      await guard(md, "update", scope, object.metadata?.name ?? "", req.status ? "status" : undefined);
+      const api = await guard(md, "update", scope, object.metadata?.name ?? "", req.status ? "status" : undefined);
       return toProtoObject(await api.update(scope, object.metadata?.name ?? "", object, req.status ? "status" : undefined));
     }),
     delete: unary(async (req: { key?: ObjectKey }, md) => {
       const s = scopeOf(req.key);
-      await guard(md, "delete", s, req.key!.name);
+      const api = await guard(md, "delete", s, req.key!.name);
       const o = (await api.delete(s, req.key!.name)) ?? { apiVersion: req.key!.apiVersion, kind: req.key!.kind, metadata: { name: req.key!.name } };
       return toProtoObject(o);
     }),
@@ -183,7 +183,7 @@ export function objectServiceHandlers(api: ObjectApi, log: Logger, guard: CallGu
           checkParameters({ labelSelector: call.request.labelSelector, resourceVersion: call.request.resourceVersion });
           const s = scopeOf(call.request.key);
           const name = call.request.key?.name;
-          await guard(call.metadata, "watch", s, name || undefined);
+          const api = await guard(call.metadata, "watch", s, name || undefined);
           for await (const e of await api.watch(s, { labelSelector: call.request.labelSelector || undefined, resourceVersion: call.request.resourceVersion || undefined, signal: ac.signal })) {
             if (name && e.object.metadata.name !== name) continue;
             call.write(create(WatchEventSchema, { type: e.type, object: toProtoObject(e.object) }));

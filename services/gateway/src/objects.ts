@@ -30,6 +30,9 @@ export interface Scope {
   namespace: string;
 }
 
+/** Refuses (throws) an object a request would write. */
+export type WriteCheck = (s: Scope, obj: KubeObject) => void;
+
 /** A list request's options (Kubernetes' ListOptions): `limit` 0 or absent = the whole list. */
 export interface ListQuery {
   labelSelector?: string;
@@ -64,11 +67,22 @@ export function checkParameters(params: Record<string, unknown>): void {
  * the REST and gRPC fronts, so both accept and reject exactly the same requests.
  */
 export class ObjectApi {
+  /** Runs on every object about to be created or updated, after admission (see withWriteCheck). */
+  protected writeCheck?: WriteCheck;
+
   constructor(
     private readonly store: ObjectStore,
     private readonly settings: AdmissionSettings,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  /**
+   * This API for one request: `check` sees every object the request would write (a patch's
+   * result included) and may refuse it by throwing, before anything is written.
+   */
+  withWriteCheck(check: WriteCheck): this {
+    return Object.assign(Object.create(this) as this, { writeCheck: check });
+  }
 
   get(s: Scope, name: string): Promise<KubeObject> {
     return this.store.mustGet({ gk: groupKind(s.type), namespace: s.namespace, name });
@@ -92,6 +106,7 @@ export class ObjectApi {
     let obj = this.envelope(s, body, undefined);
     if (s.type.statusSubresource) delete obj.status;
     obj = this.admit(s.type, obj);
+    this.writeCheck?.(s, obj);
     return this.store.create(obj);
   }
 
@@ -112,6 +127,7 @@ export class ObjectApi {
       obj.metadata = { ...obj.metadata, labels: { ...(obj.metadata.labels ?? {}), [idLabel]: keptId } };
     }
     obj = this.admit(s.type, obj);
+    this.writeCheck?.(s, obj);
     return this.store.update(obj);
   }
 

@@ -27,6 +27,7 @@ test("with the execution service and simulated members, the seed's nginx Deploym
       CLUSTER_CACHE_REFRESH: 200,
       MEMBER_REQUEST_TIMEOUT: 2000,
       WORK_RESYNC_PERIOD: 0,
+      MEMBER_ALLOW_HTTP: "loopback",
       EVENTS_STREAM: env.stream,
       EVENTS_PREFIX: env.prefix,
     },

@@ -154,6 +154,7 @@ async function main() {
       WORK_CONCURRENCY: sc.concurrency,
       WORK_RESYNC_PERIOD: 0,
       CLUSTER_STATUS_UPDATE_FREQUENCY: sc.probeFrequencyMs,
+      MEMBER_ALLOW_HTTP: "loopback" as const,
     };
     const log = process.env.LOAD_LOG ? createLogger({ name: "execution", level: process.env.LOAD_LOG }) : silentLogger();
     const build = () => buildExecution({ store, sql: execSql, js: stack.js, log, settings });

@@ -1,7 +1,7 @@
 import { KARMADA, CORE, groupKind, type Cluster, type KubeObject } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
-import { endpointOf, type EndpointResult } from "../logic/credentials.js";
+import { endpointOf, type EndpointPolicy, type EndpointResult } from "../logic/credentials.js";
 import { findCondition } from "../logic/conditions.js";
 
 export const CLUSTER_GK = groupKind(KARMADA.cluster);
@@ -36,7 +36,7 @@ export class ClusterCache {
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly o: { refreshMs: number; log: Logger; onTransition?: (cluster: string, t: ClusterTransition) => void },
+    private readonly o: { refreshMs: number; log: Logger; onTransition?: (cluster: string, t: ClusterTransition) => void; policy?: EndpointPolicy },
   ) {}
 
   async start(): Promise<void> {
@@ -75,7 +75,7 @@ export class ClusterCache {
       return undefined;
     }
     const secret = await this.secretOf(cluster);
-    return this.put(cluster, endpointOf(cluster, secret), secret?.metadata.resourceVersion ?? "");
+    return this.put(cluster, this.endpoint(cluster, secret), secret?.metadata.resourceVersion ?? "");
   }
 
   /** Records a Cluster this service just wrote or was told about; the Secret is re-read only when the connection settings changed. */
@@ -87,6 +87,22 @@ export class ClusterCache {
       return;
     }
     this.put(cluster, prev.endpoint, prev.secretRv);
+  }
+
+  /**
+   * endpointOf under this service's policy; and a Secret no Cluster owns (ownerReferences) that
+   * several Clusters name serves only the oldest of them, so a Cluster written later cannot
+   * borrow another member's token.
+   */
+  private endpoint(cluster: Cluster, secret: KubeObject | undefined): EndpointResult {
+    const e = endpointOf(cluster, secret, this.o.policy);
+    const ref = cluster.spec?.secretRef;
+    if (!e.ok || !secret || !ref?.name || (secret.metadata.ownerReferences ?? []).some((o) => o.kind === "Cluster")) return e;
+    const name = cluster.metadata.name ?? "";
+    const first = [cluster, ...this.referencing(ref.namespace ?? "", ref.name).filter((n) => n !== name).map((n) => this.entries.get(n)!.cluster)].sort(
+      (a, b) => String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? "")) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
+    )[0]!;
+    return first.metadata.name === name ? e : { ok: false, reason: `the secret ${ref.namespace}/${ref.name} is the credential of cluster ${JSON.stringify(first.metadata.name)}` };
   }
 
   private async secretOf(cluster: Cluster): Promise<KubeObject | undefined> {
@@ -130,7 +146,7 @@ export class ClusterCache {
           seen.add(name);
           const ref = c.spec?.secretRef;
           const secret = ref?.name ? secrets.get(`${ref.namespace ?? ""}/${ref.name}`) : undefined;
-          this.put(c, endpointOf(c, secret), secret?.metadata.resourceVersion ?? "");
+          this.put(c, this.endpoint(c, secret), secret?.metadata.resourceVersion ?? "");
         }
         for (const name of [...this.entries.keys()]) if (!seen.has(name)) this.remove(name);
       } finally {

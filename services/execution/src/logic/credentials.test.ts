@@ -12,9 +12,49 @@ const cases: [string, Cluster, KubeObject | undefined, unknown][] = [
   ["the token comes from data.token (base64)", cluster({ apiEndpoint: "https://m1:6443", secretRef: ref }), secret({ token: b64("t0k") }), { ok: true, endpoint: { server: "https://m1:6443", token: "t0k" } }],
   ["stringData.token is accepted too", cluster({ apiEndpoint: "https://m1:6443", secretRef: ref }), secret(undefined, { token: "t0k" }), { ok: true, endpoint: { server: "https://m1:6443", token: "t0k" } }],
   ["caBundle, insecureSkipTLSVerification and proxyURL are carried", cluster({ apiEndpoint: "https://m1:6443", secretRef: ref, insecureSkipTLSVerification: true, proxyURL: "http://proxy:3128" }), secret({ token: b64("t"), caBundle: b64("PEM") }), { ok: true, endpoint: { server: "https://m1:6443", token: "t", caData: "PEM", insecureSkipTLSVerify: true, proxyURL: "http://proxy:3128" } }],
-  ["no secretRef means no token", cluster({ apiEndpoint: "http://m1:8080" }), undefined, { ok: true, endpoint: { server: "http://m1:8080" } }],
+  ["no secretRef means no token", cluster({ apiEndpoint: "https://m1:8443" }), undefined, { ok: true, endpoint: { server: "https://m1:8443" } }],
   ["no apiEndpoint cannot be reached", cluster({ secretRef: ref }), secret({ token: b64("t") }), { ok: false, reason: "the cluster has no spec.apiEndpoint" }],
   ["a missing Secret is named in the reason", cluster({ apiEndpoint: "https://m1", secretRef: ref }), undefined, { ok: false, reason: "the secret karmada-cluster/m1 named by spec.secretRef does not exist" }],
   ["a Secret without a token is named in the reason", cluster({ apiEndpoint: "https://m1", secretRef: ref }), secret({ other: b64("x") }), { ok: false, reason: "the secret karmada-cluster/m1 has no token" }],
 ];
 for (const [name, c, s, want] of cases) test(name, () => assert.deepEqual(endpointOf(c, s), want));
+
+test("member endpoints: https, http only as allowed, never link-local, unspecified or multicast, no credentials in the URL", async () => {
+  const { endpointProblem } = await import("./credentials.js");
+  const cases: Array<[string, "none" | "loopback" | "any", RegExp | undefined]> = [
+    ["https://m1:6443", "none", undefined],
+    ["https://10.0.0.7:6443", "none", undefined],
+    ["http://127.0.0.1:7101", "none", /is http: members are reached over https/],
+    ["http://127.0.0.1:7101", "loopback", undefined],
+    ["http://[::1]:7101", "loopback", undefined],
+    ["http://localhost:7101", "loopback", undefined],
+    ["http://10.0.0.7:7101", "loopback", /not loopback/],
+    ["http://10.0.0.7:7101", "any", undefined],
+    ["gopher://127.0.0.1:70", "any", /scheme "gopher"/],
+    ["file:///etc/passwd", "any", /scheme "file"/],
+    ["https://169.254.169.254/latest/meta-data", "any", /link-local/],
+    ["http://169.254.169.254/", "any", /link-local/],
+    ["https://[fe80::1]:6443", "any", /link-local/],
+    ["https://[::ffff:169.254.169.254]/", "any", /link-local/],
+    ["https://0.0.0.0:6443", "any", /unspecified/],
+    ["https://224.0.0.1/", "any", /multicast/],
+    ["https://user:pw@m1:6443", "any", /credentials/],
+    ["not a url", "any", /is not a URL/],
+  ];
+  for (const [url, allowHttp, want] of cases) {
+    const got = endpointProblem(url, { allowHttp });
+    if (want) assert.match(got ?? "", want, url);
+    else assert.equal(got, undefined, url);
+  }
+  // and endpointOf refuses them before any token is read
+  const r = endpointOf(cluster({ apiEndpoint: "https://169.254.169.254/", secretRef: ref }), secret({ token: b64("t") }));
+  assert.deepEqual(r, { ok: false, reason: "spec.apiEndpoint points at a link-local address" });
+  assert.deepEqual(endpointOf(cluster({ apiEndpoint: "https://m1", proxyURL: "gopher://x" }), undefined), { ok: false, reason: 'spec.proxyURL has the scheme "gopher": http, https or socks5' });
+});
+
+test("a Secret owned by another Cluster is not sent to this one", () => {
+  const c = { ...cluster({ apiEndpoint: "https://evil:6443", secretRef: ref }), metadata: { name: "evil", uid: "uid-evil" } };
+  const s = { ...secret({ token: b64("t") }), metadata: { name: "m1", namespace: "karmada-cluster", ownerReferences: [{ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", name: "m1", uid: "uid-m1" }] } };
+  assert.deepEqual(endpointOf(c, s), { ok: false, reason: 'the secret karmada-cluster/m1 belongs to cluster "m1"' });
+  assert.equal(endpointOf({ ...c, metadata: { name: "m1", uid: "uid-m1" } }, s).ok, true);
+});

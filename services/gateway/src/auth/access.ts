@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { AlreadyExistsError, CORE, groupKind, type KubeObject } from "@flotilla/api";
+import { AlreadyExistsError, CORE, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
@@ -20,6 +20,7 @@ import {
 } from "../logic/rbac.js";
 import { ForbiddenError, UnauthorizedError } from "../logic/status.js";
 import { bearerToken, parseTokenFile, tokenDigest } from "../logic/tokens.js";
+import type { Scope, WriteCheck } from "../objects.js";
 
 export interface Authenticator {
   /** The user an `Authorization` header value names; undefined when it names no one. */
@@ -183,4 +184,26 @@ export async function authenticated(access: Access, authorization: string | unde
   return u;
 }
 
-export const SECRET_RESOURCE = { apiGroup: CORE.secret.group, resource: CORE.secret.plural };
+/**
+ * A Cluster may only name credentials (spec.secretRef, spec.impersonatorSecretRef) that its
+ * writer could read: otherwise writing a Cluster would send another member's token to an
+ * endpoint of the writer's choosing.
+ */
+export function credentialReadCheck(authorizer: RbacAuthorizer, user: UserInfo): WriteCheck {
+  return (s: Scope, obj: KubeObject) => {
+    if (s.type.group !== KARMADA.cluster.group || s.type.kind !== KARMADA.cluster.kind) return;
+    const spec = (obj as { spec?: Record<string, { namespace?: string; name?: string } | undefined> }).spec ?? {};
+    for (const field of ["secretRef", "impersonatorSecretRef"] as const) {
+      const ref = spec[field];
+      if (!ref?.name) continue;
+      const a = { resourceRequest: true as const, verb: "get", apiGroup: CORE.secret.group, resource: CORE.secret.plural, namespace: ref.namespace ?? "", name: ref.name };
+      if (!authorizer.decide(user, a).allowed) {
+        throw new ForbiddenError(`spec.${field} names the secret ${ref.namespace ?? ""}/${ref.name}, which user ${JSON.stringify(user.name)} cannot read: a Cluster may only use credentials its writer could read`, {
+          group: s.type.group,
+          kind: s.type.plural,
+          name: obj.metadata.name,
+        });
+      }
+    }
+  };
+}

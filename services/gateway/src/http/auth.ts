@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type * as grpc from "@grpc/grpc-js";
 import { BadRequestError, decodeDocument, type FieldError } from "@flotilla/api";
-import { authenticated, type Access } from "../auth/access.js";
+import { authenticated, credentialReadCheck, type Access } from "../auth/access.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { Attributes, UserInfo } from "../logic/rbac.js";
 import type { CallGuard } from "../grpc.js";
-import type { Scope } from "../objects.js";
+import type { ObjectApi, Scope } from "../objects.js";
 import { OBJECT_MEDIA_TYPES, mediaType } from "./routes.js";
 import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec } from "../logic/protobuf.js";
 
@@ -90,11 +90,17 @@ export function reviewAttributes(spec: Record<string, Record<string, unknown> | 
   return a;
 }
 
-/** The gRPC front's guard: the `authorization` metadata authenticated, the verb authorized on the scope. */
-export function grpcGuard(access: Access): CallGuard {
+/** The API as this user may use it: the writes it may make are checked further (credentialReadCheck). */
+export function apiForUser(api: ObjectApi, access: Access, user: UserInfo): ObjectApi {
+  return api.withWriteCheck(credentialReadCheck(access.authorizer, user));
+}
+
+/** The gRPC front's guard: the `authorization` metadata authenticated, the verb authorized on the scope; the API to use for the call. */
+export function grpcGuard(access: Access, api: ObjectApi): CallGuard {
   return async (md: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => {
     const header = md.get("authorization")[0];
     const user = await authenticated(access, typeof header === "string" ? header : undefined);
     access.authorizer.check(user, { resourceRequest: true, verb, apiGroup: s.type.group, resource: s.type.plural, subresource, namespace: s.namespace, name: name || undefined });
+    return apiForUser(api, access, user);
   };
 }

@@ -189,7 +189,8 @@ function deletePreconditions(body: unknown): { resourceVersion?: string; uid?: s
   return pre as { resourceVersion?: string; uid?: string };
 }
 
-export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
+/** `apiFor` gives the API as the request's user may use it (see ObjectApi.withWriteCheck). */
+export function registerKubeRoutes(app: FastifyInstance, apiFor: (req: FastifyRequest) => ObjectApi) {
   const types = RESOURCE_TYPES;
   app.get("/api", async () => apiVersions());
   app.get("/apis", async () => apiGroupList(types));
@@ -218,6 +219,7 @@ export function registerKubeRoutes(app: FastifyInstance, api: ObjectApi) {
     }
     const s: Scope = { type: p.type, namespace: p.namespace };
     const sub = p.subresource as "status" | undefined;
+    const api = apiFor(req);
     const watch = q.watch === "true" || q.watch === "1";
     switch (req.method) {
       case "GET":
