@@ -17,11 +17,19 @@ ensureInstalled();
 build();
 await ensureBackends();
 
-const env = { ...process.env, DATABASE_URL, NATS_URL };
+const stateDir0 = path.join(root, ".flotilla");
+// member credentials are encrypted at rest with this key file (created by the first service that starts)
+const env = {
+  ...process.env,
+  DATABASE_URL,
+  NATS_URL,
+  ENCRYPTION_KEYS_FILE: process.env.ENCRYPTION_KEYS_FILE ?? path.join(stateDir0, "encryption-keys"),
+  ENCRYPTION_KEYS_FILE_CREATE: process.env.ENCRYPTION_KEYS_FILE_CREATE ?? "true",
+};
 const HOST = env.HOST ?? "127.0.0.1";
 const PORT = env.PORT ?? "8080";
 const gatewayUrl = `https://${HOST === "0.0.0.0" ? "127.0.0.1" : HOST}:${PORT}`;
-const stateDir = path.join(root, ".flotilla");
+const stateDir = stateDir0;
 const tokenFile = env.TOKEN_AUTH_FILE ?? path.join(stateDir, "tokens.csv");
 const certFile = env.TLS_CERT_FILE ?? path.join(stateDir, "tls.crt");
 const keyFile = env.TLS_KEY_FILE ?? path.join(stateDir, "tls.key");

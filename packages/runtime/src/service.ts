@@ -1,6 +1,8 @@
-import { ConfigError, common, duration, int, loadConfig, type ConfigOf, type Schema } from "@flotilla/config";
+import { link, mkdir, unlink, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { ConfigError, bool, common, duration, int, loadConfig, str, type ConfigOf, type Schema } from "@flotilla/config";
 import { createLogger, type Logger } from "@flotilla/log";
-import { ObjectStore, databaseProbe, isConnectionLost, isDriverFault, openDatabase, type Database } from "@flotilla/store";
+import { ObjectStore, Sealer, databaseProbe, isConnectionLost, isDriverFault, newKeyLine, openDatabase, type Database } from "@flotilla/store";
 import { connectNats, ensureStream, jetstream, natsProbe, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
 import { backoffDelay } from "./backoff.js";
 
@@ -9,6 +11,8 @@ export const serviceSchema = {
   ...common,
   OUTBOX_RETENTION: duration("15m", "how long published events stay readable for watches resuming from a resourceVersion"),
   DATABASE_POOL_SIZE: int(8, { min: 1 }, "Postgres connections of the service (the outbox relay has two of its own)"),
+  ENCRYPTION_KEYS_FILE: str("", "keys (id:base64 of 32 bytes per line, the first seals) that encrypt the member credentials (Secrets in karmada-cluster) at rest; the gateway and execution need it, without it they are stored in clear"),
+  ENCRYPTION_KEYS_FILE_CREATE: bool(false, "when ENCRYPTION_KEYS_FILE does not exist, create it (mode 0600) with one random key"),
 };
 
 export interface ServiceContext<C> {
@@ -101,7 +105,7 @@ export async function runService<S extends Schema>(name: string, schema: S, star
   const unreachable = (e: unknown) => isConnectionLost(e) && !/^(28|3D)/.test(String((e as { code?: unknown }).code));
   try {
     const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE }), unreachable);
-    const store = new ObjectStore(db.sql);
+    const store = new ObjectStore(db.sql, { sealer: await sealerFrom(cfg, log) });
     // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
     const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), unreachable);
     // waitOnFirstConnect: NATS not up yet is retried like a later disconnect, forever
@@ -141,5 +145,34 @@ export async function runService<S extends Schema>(name: string, schema: S, star
     console.error(`${name}: cannot start:`, e instanceof ConfigError ? e.message : e);
     // a setting the service rejects is not retried by supervision (exit 2, as for a malformed one)
     process.exit(e instanceof ConfigError ? 2 : 1);
+  }
+}
+
+/** The Sealer of ENCRYPTION_KEYS_FILE (created when asked to), or undefined (credentials in clear, with a warning). */
+async function sealerFrom(cfg: ConfigOf<typeof serviceSchema>, log: Logger): Promise<Sealer | undefined> {
+  const file = cfg.ENCRYPTION_KEYS_FILE;
+  if (!file) {
+    log.warn("ENCRYPTION_KEYS_FILE is not set: member credentials are stored in clear");
+    return undefined;
+  }
+  if (cfg.ENCRYPTION_KEYS_FILE_CREATE) {
+    // written aside, then linked into place: replicas starting together never read a half-written file
+    await mkdir(dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    await writeFile(tmp, newKeyLine(`k${Date.now().toString(36)}`), { mode: 0o600 });
+    const created = await link(tmp, file).then(
+      () => true,
+      (e: NodeJS.ErrnoException) => {
+        if (e.code !== "EEXIST") throw e;
+        return false;
+      },
+    );
+    await unlink(tmp);
+    if (created) log.warn({ file }, "created an encryption key file");
+  }
+  try {
+    return Sealer.fromFile(file);
+  } catch (e) {
+    throw new ConfigError([`ENCRYPTION_KEYS_FILE ${file}: ${(e as Error).message}`]);
   }
 }

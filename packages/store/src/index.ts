@@ -6,3 +6,4 @@ export * from "./events.js";
 export * from "./cluster-reader.js";
 export * from "./batcher.js";
 export * from "./leader.js";
+export * from "./seal.js";

@@ -14,6 +14,7 @@ import {
   type Requirement,
 } from "@flotilla/api";
 import { Batcher } from "./batcher.js";
+import { SEALED_NAMESPACE, type Sealer } from "./seal.js";
 import type { Queryable, Sql } from "./db.js";
 import { transaction } from "./driver.js";
 import { STANDARD_INDEXERS } from "./indexers.js";
@@ -31,6 +32,8 @@ export interface StoreOptions {
   /** Secondary-index entries per group/kind (queried with `list({index})`), added to STANDARD_INDEXERS. */
   indexers?: Record<string, Indexer>;
   now?: () => Date;
+  /** Seals the member credentials on write and opens them on read (see seal.ts); without, they are stored as given. */
+  sealer?: Sealer;
 }
 
 export interface ListOptions {
@@ -127,6 +130,17 @@ function orderKeys<T extends Record<string, unknown>>(o: T, first: string[]): T 
 }
 
 /** Postgres' jsonb reorders keys; objects are served in the order Kubernetes writes them. */
+/** A sealed object opened, or (key missing, tampered) without values and annotated with why: one bad Secret must not fail a list. */
+function openOrMark<T extends KubeObject>(sealer: Sealer, o: T): T {
+  try {
+    return sealer.open(o);
+  } catch (e) {
+    const { sealed: _s, ...rest } = o as Record<string, unknown>;
+    const meta = o.metadata;
+    return { ...rest, metadata: { ...meta, annotations: { ...meta.annotations, "flotilla.io/sealed-unreadable": (e as Error).message } } } as unknown as T;
+  }
+}
+
 export function canonical<T extends KubeObject>(o: T): T {
   const out = orderKeys(o, TOP_ORDER);
   if (o.metadata) out.metadata = orderKeys(o.metadata as Record<string, unknown>, META_ORDER);
@@ -271,13 +285,13 @@ function listWhere(q: Queryable, f: ListFilter, after: Key | undefined) {
  * The objects after `after` in (namespace, name) order that match the filter, read by keyset
  * queries of `first` rows, doubling up to MAX_BATCH: only one batch is held at a time.
  */
-async function* scan<T extends KubeObject>(q: Queryable, f: ListFilter, after: Key | undefined, first: number): AsyncGenerator<{ key: Key; obj: T }> {
+async function* scan<T extends KubeObject>(q: Queryable, f: ListFilter, after: Key | undefined, first: number, open: <X extends KubeObject>(o: X) => X): AsyncGenerator<{ key: Key; obj: T }> {
   let cursor = after;
   for (let n = Math.min(first, MAX_BATCH); ; n = Math.min(n * 2, MAX_BATCH)) {
     const rows = await q<{ namespace: string; name: string; body: T }[]>`
       SELECT namespace, name, body FROM objects WHERE ${listWhere(q, f, cursor)} ORDER BY namespace, name LIMIT ${n}`;
     for (const r of rows) {
-      if (matchesRequirements(r.body.metadata.labels, f.reqs)) yield { key: { namespace: r.namespace, name: r.name }, obj: canonical(r.body) };
+      if (matchesRequirements(r.body.metadata.labels, f.reqs)) yield { key: { namespace: r.namespace, name: r.name }, obj: open(r.body) };
     }
     if (rows.length < n) return;
     const last = rows[rows.length - 1]!;
@@ -302,6 +316,10 @@ async function countAfter(q: Queryable, f: ListFilter, after: Key): Promise<numb
 export class ObjectStore {
   private readonly indexers: Record<string, Indexer>;
   private readonly now: () => Date;
+  /** The stored form of an object (credentials sealed) and the form callers see (opened, keys in canonical order). */
+  private readonly seal: <X extends KubeObject>(o: X) => X;
+  private readonly open: <X extends KubeObject>(o: X) => X;
+  private readonly sealer?: Sealer;
   private readonly writer: Batcher<WriteOp, WriteResult>;
   private readonly reader: Batcher<ObjectRef, KubeObject | undefined>;
 
@@ -317,6 +335,10 @@ export class ObjectStore {
       this.indexers[gk] = std && std !== fn ? (o) => [...std(o), ...fn(o)] : fn;
     }
     this.now = opts.now ?? (() => new Date());
+    const sealer = opts.sealer;
+    this.seal = sealer ? (o) => sealer.seal(o) : (o) => o;
+    this.open = sealer ? (o) => canonical(openOrMark(sealer, o)) : canonical;
+    this.sealer = sealer;
     // writes and reads made at about the same time share a statement (see Batcher), with up to
     // half the pool's connections each in flight (measured: a quarter each cut throughput by a
     // third); lists, watches and timers are pipelined onto the same connections meanwhile
@@ -362,7 +384,7 @@ export class ObjectStore {
             : q`SELECT body FROM objects WHERE ${listWhere(q, f, undefined)} ORDER BY namespace, name`
         }) o ON true`;
       const items: T[] = [];
-      for (const r of rows) if (r.body && matchesRequirements(r.body.metadata.labels, f.reqs)) items.push(canonical(r.body));
+      for (const r of rows) if (r.body && matchesRequirements(r.body.metadata.labels, f.reqs)) items.push(this.open(r.body));
       return { items, resourceVersion: rows[0]!.rv };
     }
     return transaction(this.sql, async (tx) => {
@@ -370,7 +392,7 @@ export class ObjectStore {
       const items: T[] = [];
       let last: Key | undefined;
       // one more than the page, to know whether there is a next one
-      for await (const { key, obj } of scan<T>(tx, f, token?.after, limit ? limit + 1 : MAX_BATCH)) {
+      for await (const { key, obj } of scan<T>(tx, f, token?.after, limit ? limit + 1 : MAX_BATCH, this.open)) {
         if (limit && items.length === limit) {
           const remainingItemCount = f.reqs.length ? undefined : await countAfter(tx, f, last!);
           return { items, resourceVersion, continue: encodeContinue({ rv: resourceVersion, ...last! }), remainingItemCount };
@@ -393,11 +415,12 @@ export class ObjectStore {
     const token = opts.continue === undefined || opts.continue === "" ? undefined : decodeContinue(opts.continue);
     const resourceVersion = await listResourceVersion(this.sql, token);
     const sql = this.sql;
+    const open = this.open;
     const batch = Math.max(1, opts.batch ?? MAX_BATCH);
     return {
       resourceVersion,
       async *[Symbol.asyncIterator]() {
-        for await (const { obj } of scan<T>(sql, f, token?.after, batch)) yield obj;
+        for await (const { obj } of scan<T>(sql, f, token?.after, batch, open)) yield obj;
       },
     };
   }
@@ -503,6 +526,31 @@ export class ObjectStore {
   }
 
   /**
+   * Writes again every member credential stored in clear or sealed with a key other than the
+   * current one (after a key is added or rotated); returns how many. A concurrent write wins
+   * (it seals with the current key itself).
+   */
+  async resealCredentials(): Promise<number> {
+    const sealer = this.sealer;
+    if (!sealer) return 0;
+    const rows = await this.sql<{ name: string; body: KubeObject }[]>`
+      SELECT name, body FROM objects WHERE gk = '/Secret' AND namespace = ${SEALED_NAMESPACE}`;
+    let n = 0;
+    for (const r of rows) {
+      const b = r.body as Record<string, unknown>;
+      const clear = b.sealed === undefined && (b.data !== undefined || b.stringData !== undefined);
+      if (!clear && !sealer.stale(r.body)) continue;
+      try {
+        await this.update(this.open(r.body));
+        n++;
+      } catch (e) {
+        if (!(e instanceof ConflictError) && !(e instanceof NotFoundError)) throw e;
+      }
+    }
+    return n;
+  }
+
+  /**
    * Streams changes of one or more kinds (all kinds: undefined) in resourceVersion order,
    * starting after `resourceVersion` (or now).
    * Rejects at once with GoneError when that resourceVersion is older than the retained
@@ -542,7 +590,7 @@ export class ObjectStore {
         for (const r of rows) {
           cursorRv = r.rv;
           cursorId = r.id;
-          if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: canonical(r.object) };
+          if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: this.open(r.object) };
         }
         if (rows.length < 500) await waiter.wait(rows.length === 0 ? 250 : 20);
       }
@@ -581,7 +629,7 @@ export class ObjectStore {
     const now = k8sTime(this.now());
     const payload = order.map((i) => {
       const o = ops[i]!;
-      return { op: o.op, part: o.part, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, uid: o.uid ?? null, body: o.body ?? null, index: o.body ? this.indexKeys(o.ref.gk, o.body) : [], now };
+      return { op: o.op, part: o.part, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, uid: o.uid ?? null, body: o.body ? this.seal(o.body) : null, index: o.body ? this.indexKeys(o.ref.gk, o.body) : [], now };
     });
     for (let attempt = 0; ; attempt++) {
       try {
@@ -590,7 +638,7 @@ export class ObjectStore {
         const out = new Array<WriteResult>(ops.length);
         let wrote = false;
         for (const r of rows) {
-          out[order[r.i]!] = { code: r.code, body: r.body ? canonical(r.body) : undefined };
+          out[order[r.i]!] = { code: r.code, body: r.body ? this.open(r.body) : undefined };
           if (r.code === "ok") wrote = true;
         }
         if (wrote) this.poke();
@@ -611,7 +659,7 @@ export class ObjectStore {
            WITH ORDINALITY AS k(gk, ns, name, i)
       LEFT JOIN objects o ON o.gk = k.gk AND o.namespace = k.ns AND o.name = k.name`;
     const out = new Array<KubeObject | undefined>(refs.length);
-    for (const r of rows) out[Number(r.i) - 1] = r.body ? canonical(r.body) : undefined;
+    for (const r of rows) out[Number(r.i) - 1] = r.body ? this.open(r.body) : undefined;
     return out;
   }
 

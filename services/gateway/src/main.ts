@@ -23,6 +23,8 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => 
     access: { authenticator, authorizer: new RbacAuthorizer(store, log) },
     tls,
   });
+  const resealed = await store.resealCredentials();
+  if (resealed) log.info({ secrets: resealed }, "member credentials sealed with the current encryption key");
   const { url, grpcAddress } = await gateway.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.GRPC_PORT || undefined });
   log.info({ url, grpcAddress, tokens: authenticator.size }, "gateway listening");
   return gateway;

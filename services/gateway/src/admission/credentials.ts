@@ -1,3 +1,4 @@
+import { SEALED_FIELD } from "@flotilla/store";
 import { BadRequestError, type KubeObject } from "@flotilla/api";
 
 /**
@@ -41,6 +42,8 @@ export function isSecret(o: { apiVersion?: string; kind?: string } | undefined):
 export function redact<T extends KubeObject | undefined>(o: T): T {
   if (!o || !isSecret(o)) return o;
   const out: Obj = { ...o };
+  // a credential the store could not open (no key) shows no ciphertext either
+  delete out[SEALED_FIELD];
   for (const field of ["data", "stringData"]) {
     const v = out[field];
     if (isObj(v)) out[field] = Object.fromEntries(Object.keys(v).map((k) => [k, REDACTED]));
