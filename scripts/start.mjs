@@ -39,7 +39,7 @@ const kubeconfig = path.join(stateDir, "kubeconfig");
 const SERVICES = [
   {
     name: "gateway",
-    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true" },
+    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true", AUDIT_LOG_PATH: env.AUDIT_LOG_PATH ?? path.join(stateDir, "audit.log") },
   },
   // the simulator's members answer plain http on 127.0.0.1
   { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" } },

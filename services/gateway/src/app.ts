@@ -14,7 +14,8 @@ import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
 import { registerSimulationRoutes, schedulerClient, type SimulationClient } from "./http/simulations.js";
-import { apiForUser, grpcGuard, registerAuth } from "./http/auth.js";
+import { apiForUser, grpcGuard, registerAuth, type LimitSettings } from "./http/auth.js";
+import { openAuditLog, type AuditLog } from "./auth/audit.js";
 import type { Access } from "./auth/access.js";
 
 export interface GatewayDeps {
@@ -25,6 +26,10 @@ export interface GatewayDeps {
   ready: () => Promise<boolean>;
   /** Who may call (authentication, then RBAC); started and stopped with the gateway. */
   access: Access;
+  /** Where writes and refusals are recorded (default: nowhere). */
+  audit?: AuditLog;
+  /** Per-identity request rate and watches (default DEFAULT_LIMITS). */
+  limits?: LimitSettings;
   /** Serve HTTPS and gRPC over TLS with this certificate and key (PEM); without, plaintext. */
   tls?: { cert: Buffer; key: Buffer };
   version?: string;
@@ -105,7 +110,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     void reply.code(404).send({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: `the server could not find the requested resource (${req.method} ${req.url.split("?")[0]})`, reason: "NotFound", code: 404 });
   });
 
-  registerAuth(http, deps.access);
+  const gate = { access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits };
+  registerAuth(http, gate);
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
   registerSimulationRoutes(http, scheduler);
@@ -121,7 +127,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
 
   // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
   const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
-  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGuard(deps.access, api)));
+  const grpcGate = grpcGuard(gate, api);
+  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGate.guard, grpcGate.done));
 
   let grpcBound = false;
   return {
@@ -145,6 +152,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();
       await deps.access.authorizer.stop();
+      await gate.audit.close();
       if (typeof deps.scheduler === "string") scheduler?.close?.();
     },
   };

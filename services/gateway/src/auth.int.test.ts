@@ -1,6 +1,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { mkdtemp, readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { promisify } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
@@ -10,6 +13,7 @@ import { silentLogger } from "@flotilla/log";
 import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { buildGateway, type Gateway } from "./app.js";
 import { TOKENS, bearer, grpcAuth, testAccess, testTls } from "./access.test-support.js";
+import { openAuditLog, type AuditEvent } from "./auth/audit.js";
 
 const run = promisify(execFile);
 const DEPLOY = "/apis/apps/v1/namespaces/default/deployments";
@@ -217,5 +221,104 @@ describe("authentication and RBAC", () => {
     assert.equal((await call("DELETE", `${RBAC}/clusterrolebindings/vi-views`, TOKENS.admin)).status, 200);
     await until(TOKENS.viewer, "GET", DEPLOY, 403);
     assert.equal((await fetch(`${url}${DEPLOY}`, { headers: bearer() })).status, 200, "the admin is unaffected");
+  });
+});
+
+describe("limits and the audit log", () => {
+  let db: TestDatabase;
+  let gw: Gateway;
+  let url: string;
+  let auditFile: string;
+  before(async () => {
+    db = await freshDatabase();
+    const store = new ObjectStore(db.sql);
+    auditFile = path.join(await mkdtemp(path.join(os.tmpdir(), "flotilla-audit-")), "audit.log");
+    gw = buildGateway({
+      store,
+      log: silentLogger(),
+      settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 },
+      ready: async () => true,
+      access: testAccess(store),
+      audit: openAuditLog(auditFile),
+      limits: { ratePerSecond: 0.5, burst: 3, watchesPerUser: 1, failedAuthPerSecond: 1 },
+    });
+    url = (await gw.start({ host: "127.0.0.1", port: 0 })).url;
+    const r = await fetch(`${url}${RBAC}/clusterrolebindings`, { method: "POST", headers: { ...bearer(), "content-type": "application/json" }, body: JSON.stringify(bindTo("vi-views", "flotilla:view", { kind: "User", name: "vi" })) });
+    assert.equal(r.status, 201);
+  });
+  after(async () => {
+    await gw.stop();
+    await db.drop();
+  });
+
+  test("a user over its rate gets 429 with Retry-After; system:masters is exempt", async () => {
+    const codes: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 5; i++) {
+      last = await fetch(`${url}/apis`, { headers: bearer(TOKENS.viewer) });
+      codes.push(last.status);
+    }
+    assert.deepEqual(codes.slice(0, 3), [200, 200, 200]);
+    assert.equal(codes[4], 429);
+    const body = (await last!.json()) as { reason: string; details: { retryAfterSeconds: number } };
+    assert.equal(body.reason, "TooManyRequests");
+    assert.ok(Number(last!.headers.get("retry-after")) >= 1);
+    assert.ok(body.details.retryAfterSeconds >= 1);
+    for (let i = 0; i < 10; i++) assert.equal((await fetch(`${url}/apis`, { headers: bearer() })).status, 200);
+  });
+
+  test("guessing tokens is slowed down per address", async () => {
+    const codes: number[] = [];
+    for (let i = 0; i < 8; i++) codes.push((await fetch(`${url}/apis`, { headers: bearer(`guess-${i}`) })).status);
+    assert.equal(codes[0], 401);
+    assert.ok(codes.includes(429), `codes: ${codes}`);
+  });
+
+  test("open watches per user are capped, and a closed one frees its slot", async () => {
+    const admin = await mkWatch(TOKENS.admin);
+    const admin2 = await mkWatch(TOKENS.admin);
+    assert.deepEqual([admin.status, admin2.status], [200, 200], "system:masters is exempt");
+    admin.ac.abort();
+    admin2.ac.abort();
+  });
+
+  async function mkWatch(token: string) {
+    const ac = new AbortController();
+    const r = await fetch(`${url}/api/v1/namespaces/default/configmaps?watch=true`, { headers: bearer(token), signal: ac.signal });
+    return { status: r.status, ac, r };
+  }
+
+  test("a second watch of a limited user is refused until the first closes", async () => {
+    // vi's rate was spent above: wait for a token
+    await new Promise((r) => setTimeout(r, 2100));
+    const first = await mkWatch(TOKENS.viewer);
+    assert.equal(first.status, 200);
+    await new Promise((r) => setTimeout(r, 2100));
+    const second = await mkWatch(TOKENS.viewer);
+    assert.equal(second.status, 429);
+    first.ac.abort();
+    await new Promise((r) => setTimeout(r, 2100));
+    const third = await mkWatch(TOKENS.viewer);
+    assert.equal(third.status, 200);
+    third.ac.abort();
+  });
+
+  test("every write and every refusal is one JSON line, without bodies", async () => {
+    const post = (token: string | undefined, body: unknown) =>
+      fetch(`${url}/api/v1/namespaces/default/secrets`, { method: "POST", headers: { ...(token ? bearer(token) : {}), "content-type": "application/json" }, body: JSON.stringify(body) });
+    assert.equal((await post(TOKENS.admin, { apiVersion: "v1", kind: "Secret", metadata: { name: "audited" }, stringData: { password: "hunter2-in-a-body" } })).status, 201);
+    assert.equal((await post(TOKENS.nobody, { apiVersion: "v1", kind: "Secret", metadata: { name: "nope" } })).status, 403);
+    assert.equal((await post(undefined, { apiVersion: "v1", kind: "Secret", metadata: { name: "anon" } })).status, 401);
+    await new Promise((r) => setTimeout(r, 200)); // the log is written as requests end
+    const lines = (await readFile(auditFile, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as AuditEvent);
+    const created = lines.find((e) => e.verb === "create" && e.objectRef?.resource === "secrets" && e.responseStatus.code === 201)!;
+    assert.ok(created, "the create is audited");
+    assert.deepEqual([created.apiVersion, created.kind, created.level, created.user.username, created.objectRef], ["audit.k8s.io/v1", "Event", "Metadata", "admin", { resource: "secrets", apiGroup: "", namespace: "default" }]);
+    const denied = lines.find((e) => e.responseStatus.code === 403 && e.user.username === "nobody")!;
+    assert.match(denied.annotations?.["authorization.k8s.io/reason"] ?? "", /cannot create resource "secrets"/);
+    assert.ok(lines.some((e) => e.responseStatus.code === 401 && e.user.username === "system:anonymous"));
+    assert.ok(lines.some((e) => e.responseStatus.code === 429 && e.user.username === "vi"));
+    assert.ok(!lines.some((e) => e.verb === "list" && e.responseStatus.code === 200), "successful reads are not audited");
+    assert.ok(!(await readFile(auditFile, "utf8")).includes("hunter2-in-a-body"), "no body in the log");
   });
 });

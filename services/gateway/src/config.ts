@@ -12,5 +12,9 @@ export const configSchema = {
   TLS_KEY_FILE: str("", "private key (PEM) of TLS_CERT_FILE"),
   TLS_CERT_CREATE: bool(false, "when TLS_CERT_FILE does not exist, create a self-signed certificate for localhost, 127.0.0.1 and HOST (needs the openssl command)"),
   TLS_CERT_HOSTS: str("", "more names or addresses of the created certificate, comma-separated (localhost, 127.0.0.1 and HOST are always in)"),
+  AUDIT_LOG_PATH: str("", "audit log: one JSON line (audit.k8s.io/v1 Event, level Metadata) per write and per refused request; a file (appended), - for stdout, empty for none"),
+  RATE_LIMIT_QPS: int(50, { min: 0 }, "sustained requests per second per user (system:masters exempt); 0 unlimited"),
+  RATE_LIMIT_BURST: int(200, { min: 1 }, "requests a user may make at once above the sustained rate"),
+  MAX_WATCHES_PER_USER: int(100, { min: 0 }, "open watches per user (system:masters exempt); 0 unlimited"),
   TOKEN_AUTH_FILE_CREATE: bool(false, "when TOKEN_AUTH_FILE does not exist, create it (mode 0600) with one random token of user admin in group system:masters"),
 };

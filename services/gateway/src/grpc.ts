@@ -124,13 +124,14 @@ function toGrpcError(e: unknown): grpc.ServiceError {
 export type CallGuard = (metadata: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => Promise<ObjectApi>;
 
 /** The ObjectService implementation over the same ObjectApi the REST routes use. */
-export function objectServiceHandlers(log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
+export function objectServiceHandlers(log: Logger, guard: CallGuard, done: (md: grpc.Metadata, method: string, err: unknown) => void = () => {}): grpc.UntypedServiceImplementation {
   const unary = <Req, Res>(fn: (req: Req, md: grpc.Metadata) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
     Promise.resolve(call.request)
       .then((req) => (rejectMalformed(req), fn(req, call.metadata)))
       .then(
-        (r) => cb(null, r),
+        (r) => (done(call.metadata, call.getPath(), undefined), cb(null, r)),
         (e) => {
+          done(call.metadata, call.getPath(), e);
           const ge = toGrpcError(e);
           if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
           cb(ge);

@@ -5,6 +5,8 @@ import { configSchema } from "./config.js";
 import { buildGateway } from "./app.js";
 import { RbacAuthorizer, TokenFileAuthenticator } from "./auth/access.js";
 import { ensureServingCert, ensureTokenFile, isLoopback } from "./auth/bootstrap.js";
+import { openAuditLog } from "./auth/audit.js";
+import { DEFAULT_LIMITS } from "./http/auth.js";
 
 await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => {
   if (!cfg.TOKEN_AUTH_FILE) throw new ConfigError(['TOKEN_AUTH_FILE is not set: every request is authenticated; give a token file (token,user,uid,"groups" per line), or set TOKEN_AUTH_FILE_CREATE=true to have one created']);
@@ -22,6 +24,8 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => 
     scheduler: cfg.SCHEDULER_GRPC_URL,
     access: { authenticator, authorizer: new RbacAuthorizer(store, log) },
     tls,
+    audit: openAuditLog(cfg.AUDIT_LOG_PATH),
+    limits: { ratePerSecond: cfg.RATE_LIMIT_QPS, burst: cfg.RATE_LIMIT_BURST, watchesPerUser: cfg.MAX_WATCHES_PER_USER, failedAuthPerSecond: DEFAULT_LIMITS.failedAuthPerSecond },
   });
   const resealed = await store.resealCredentials();
   if (resealed) log.info({ secrets: resealed }, "member credentials sealed with the current encryption key");

@@ -157,10 +157,10 @@ export class RbacAuthorizer {
     return authorizeReserved(snap, user, a);
   }
 
-  /** Throws the 403 Status Kubernetes answers when `user` may not do `a`. */
-  check(user: UserInfo, a: Attributes): void {
+  /** The decision when `user` may do `a`; else throws the 403 Status Kubernetes answers. */
+  check(user: UserInfo, a: Attributes): Decision {
     const d = this.decide(user, a);
-    if (d.allowed) return;
+    if (d.allowed) return d;
     const base = forbiddenMessage(user, a);
     throw new ForbiddenError(d.reason ? `${base}: ${d.reason}` : base, a.resourceRequest ? { group: a.apiGroup, kind: a.resource, name: a.name } : undefined);
   }

@@ -2,6 +2,10 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type * as grpc from "@grpc/grpc-js";
 import { BadRequestError, decodeDocument, type FieldError } from "@flotilla/api";
 import { authenticated, credentialReadCheck, type Access } from "../auth/access.js";
+import type { AuditLog } from "../auth/audit.js";
+import { RateLimiter, Slots } from "../logic/limits.js";
+import { SUPERUSER_GROUP } from "../logic/rbac.js";
+import { TooManyRequestsError, UnauthorizedError, toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { Attributes, UserInfo } from "../logic/rbac.js";
 import type { CallGuard } from "../grpc.js";
@@ -13,7 +17,29 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The authenticated user (set before any route runs, except on the public paths). */
     user?: UserInfo;
+    /** What the request asked and why it was allowed or refused, for the audit log. */
+    authz?: { attrs: Attributes; receivedAt: Date; reason?: string };
   }
+}
+
+/** Request rate and open watches per identity; members of system:masters are exempt (as Kubernetes' exempt priority level). */
+export interface LimitSettings {
+  /** Sustained requests per second per user (0: unlimited). */
+  ratePerSecond: number;
+  burst: number;
+  /** Open watches per user (0: unlimited). */
+  watchesPerUser: number;
+  /** Failed authentications per second per client address before 429s. */
+  failedAuthPerSecond: number;
+}
+
+export const DEFAULT_LIMITS: LimitSettings = { ratePerSecond: 50, burst: 200, watchesPerUser: 100, failedAuthPerSecond: 5 };
+
+/** Everything a request passes before its route runs: limits, authentication, RBAC, and the audit log after. */
+export interface Gatekeeping {
+  access: Access;
+  audit: AuditLog;
+  limits?: LimitSettings;
 }
 
 /**
@@ -21,15 +47,51 @@ declare module "fastify" {
  * token the authenticator accepts) and authorized as Kubernetes RBAC (403 Status naming the verb
  * and resource), before its body is read.
  */
-export function registerAuth(app: FastifyInstance, access: Access): void {
+export function registerAuth(app: FastifyInstance, g: Gatekeeping): void {
+  const { access, audit } = g;
+  const limits = g.limits ?? DEFAULT_LIMITS;
+  const rate = limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined;
+  const failures = new RateLimiter(limits.failedAuthPerSecond, limits.failedAuthPerSecond * 4);
+  const watches = limits.watchesPerUser > 0 ? new Slots(limits.watchesPerUser) : undefined;
   app.decorateRequest("user", undefined);
+  app.decorateRequest("authz", undefined);
   // client-go sends the authorization kinds as protobuf; only the review routes read it
   app.addContentTypeParser(PROTOBUF_MEDIA_TYPE, { parseAs: "buffer" }, (_req, body, done) => done(null, body));
-  app.addHook("onRequest", async (req) => {
+  app.addHook("onRequest", async (req, reply) => {
     const path = req.url.split("?")[0]!;
     if (PUBLIC_PATHS.has(path)) return;
-    req.user = await authenticated(access, req.headers.authorization);
-    access.authorizer.check(req.user, requestAttributes(req.method, req.url));
+    const attrs = requestAttributes(req.method, req.url);
+    req.authz = { attrs, receivedAt: new Date() };
+    const tooMany = (wait: number, what: string) => {
+      void reply.header("retry-after", String(wait));
+      return new TooManyRequestsError(`${what}; retry in ${wait} s`, wait);
+    };
+    const user = await access.authenticator.authenticate(req.headers.authorization);
+    if (!user) {
+      // guessing tokens is slowed down per client address
+      const wait = failures.take(`ip:${req.ip}`);
+      if (wait) throw tooMany(wait, "too many failed authentications from this address");
+      throw new UnauthorizedError();
+    }
+    req.user = user;
+    const exempt = user.groups.includes(SUPERUSER_GROUP);
+    const wait = exempt ? 0 : (rate?.take(`user:${user.name}`) ?? 0);
+    if (wait) throw tooMany(wait, `user ${JSON.stringify(user.name)} is over its request rate (${limits.ratePerSecond}/s)`);
+    try {
+      req.authz.reason = access.authorizer.check(user, attrs).reason;
+    } catch (e) {
+      req.authz.reason = (e as Error).message;
+      throw e;
+    }
+    if (attrs.verb === "watch" && watches && !exempt) {
+      const release = watches.acquire(user.name);
+      if (!release) throw tooMany(5, `user ${JSON.stringify(user.name)} has ${limits.watchesPerUser} watches open`);
+      reply.raw.once("close", release);
+    }
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    if (!req.authz) return;
+    audit.record({ uri: req.url, attrs: req.authz.attrs, user: req.user, sourceIP: req.ip, userAgent: req.headers["user-agent"], code: reply.statusCode, receivedAt: req.authz.receivedAt, reason: req.authz.reason });
   });
 
   const body = (req: FastifyRequest, kind: string): Record<string, unknown> => {
@@ -95,12 +157,26 @@ export function apiForUser(api: ObjectApi, access: Access, user: UserInfo): Obje
   return api.withWriteCheck(credentialReadCheck(access.authorizer, user));
 }
 
-/** The gRPC front's guard: the `authorization` metadata authenticated, the verb authorized on the scope; the API to use for the call. */
-export function grpcGuard(access: Access, api: ObjectApi): CallGuard {
-  return async (md: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => {
-    const header = md.get("authorization")[0];
-    const user = await authenticated(access, typeof header === "string" ? header : undefined);
-    access.authorizer.check(user, { resourceRequest: true, verb, apiGroup: s.type.group, resource: s.type.plural, subresource, namespace: s.namespace, name: name || undefined });
-    return apiForUser(api, access, user);
+/**
+ * The gRPC front's guard: the `authorization` metadata authenticated, the verb authorized on the
+ * scope, the call audited when it ends (see grpcAudit); returns the API to use for the call.
+ */
+export function grpcGuard(g: Gatekeeping, api: ObjectApi): { guard: CallGuard; done: (md: grpc.Metadata, method: string, err: unknown) => void } {
+  const calls = new WeakMap<grpc.Metadata, { attrs: Attributes; user?: UserInfo; receivedAt: Date }>();
+  return {
+    guard: async (md, verb, s, name, subresource) => {
+      const attrs: Attributes = { resourceRequest: true, verb, apiGroup: s.type.group, resource: s.type.plural, subresource, namespace: s.namespace, name: name || undefined };
+      const call: { attrs: Attributes; user?: UserInfo; receivedAt: Date } = { attrs, receivedAt: new Date() };
+      calls.set(md, call);
+      const header = md.get("authorization")[0];
+      call.user = await authenticated(g.access, typeof header === "string" ? header : undefined);
+      g.access.authorizer.check(call.user, attrs);
+      return apiForUser(api, g.access, call.user);
+    },
+    done: (md, method, err) => {
+      const call = calls.get(md);
+      if (!call) return;
+      g.audit.record({ uri: method, attrs: call.attrs, user: call.user, code: err === undefined ? 200 : toHttpError(err).code, receivedAt: call.receivedAt });
+    },
   };
 }

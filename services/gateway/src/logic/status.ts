@@ -60,6 +60,8 @@ export function toHttpError(err: unknown): HttpError {
       return status(503, "ServiceUnavailable", e.message);
     case "UnauthorizedError":
       return status(401, "Unauthorized", e.message);
+    case "TooManyRequestsError":
+      return status(429, "TooManyRequests", e.message, { retryAfterSeconds: (e as unknown as TooManyRequestsError).retryAfterSeconds });
     case "ForbiddenError":
       return status(403, "Forbidden", e.message, (e as unknown as ForbiddenError).details);
     default:
@@ -81,6 +83,16 @@ export class UnsupportedMediaTypeError extends Error {
 export class UnauthorizedError extends Error {
   override readonly name = "UnauthorizedError";
   constructor(message = "Unauthorized") {
+    super(message);
+  }
+}
+/** Over the caller's request rate or its open watches (429, with Retry-After). */
+export class TooManyRequestsError extends Error {
+  override readonly name = "TooManyRequestsError";
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
     super(message);
   }
 }
