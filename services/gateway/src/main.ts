@@ -6,12 +6,29 @@ import { buildGateway } from "./app.js";
 import { RbacAuthorizer, TokenFileAuthenticator } from "./auth/access.js";
 import { ensureServingCert, ensureTokenFile, isLoopback } from "./auth/bootstrap.js";
 import { openAuditLog } from "./auth/audit.js";
+import { OidcAuthenticator, unionAuthenticator } from "./auth/oidc.js";
 import { DEFAULT_LIMITS } from "./http/auth.js";
 
 await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => {
-  if (!cfg.TOKEN_AUTH_FILE) throw new ConfigError(['TOKEN_AUTH_FILE is not set: every request is authenticated; give a token file (token,user,uid,"groups" per line), or set TOKEN_AUTH_FILE_CREATE=true to have one created']);
-  if (cfg.TOKEN_AUTH_FILE_CREATE && (await ensureTokenFile(cfg.TOKEN_AUTH_FILE))) log.warn({ file: cfg.TOKEN_AUTH_FILE }, "created a token file with one admin token (group system:masters)");
-  const authenticator = tokenFile(cfg.TOKEN_AUTH_FILE);
+  if (!cfg.TOKEN_AUTH_FILE && !cfg.OIDC_ISSUER_URL) {
+    throw new ConfigError(['neither TOKEN_AUTH_FILE nor OIDC_ISSUER_URL is set: every request is authenticated; give a token file (token,user,uid,"groups" per line, or TOKEN_AUTH_FILE_CREATE=true to have one created) or an OIDC issuer']);
+  }
+  if (cfg.OIDC_ISSUER_URL && !cfg.OIDC_CLIENT_ID) throw new ConfigError(["OIDC_ISSUER_URL needs OIDC_CLIENT_ID (the audience tokens must carry)"]);
+  if (cfg.TOKEN_AUTH_FILE && cfg.TOKEN_AUTH_FILE_CREATE && (await ensureTokenFile(cfg.TOKEN_AUTH_FILE))) log.warn({ file: cfg.TOKEN_AUTH_FILE }, "created a token file with one admin token (group system:masters)");
+  const tokens = cfg.TOKEN_AUTH_FILE ? tokenFile(cfg.TOKEN_AUTH_FILE) : undefined;
+  const oidc = cfg.OIDC_ISSUER_URL
+    ? new OidcAuthenticator({
+        issuerUrl: cfg.OIDC_ISSUER_URL,
+        clientId: cfg.OIDC_CLIENT_ID,
+        usernameClaim: cfg.OIDC_USERNAME_CLAIM,
+        usernamePrefix: cfg.OIDC_USERNAME_PREFIX || undefined,
+        groupsClaim: cfg.OIDC_GROUPS_CLAIM,
+        groupsPrefix: cfg.OIDC_GROUPS_PREFIX,
+        jwksFile: cfg.OIDC_JWKS_FILE || undefined,
+        jwksUrl: cfg.OIDC_JWKS_URL || undefined,
+      })
+    : undefined;
+  const authenticator = unionAuthenticator(...[tokens, oidc].filter((a): a is NonNullable<typeof a> => !!a));
   if (!cfg.TLS_CERT_FILE !== !cfg.TLS_KEY_FILE) throw new ConfigError(["TLS_CERT_FILE and TLS_KEY_FILE go together"]);
   if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new ConfigError([`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`]);
   if (cfg.TLS_CERT_FILE && cfg.TLS_CERT_CREATE && (await ensureServingCert(cfg.TLS_CERT_FILE, cfg.TLS_KEY_FILE, [cfg.HOST, ...cfg.TLS_CERT_HOSTS.split(",").map((h) => h.trim())]))) log.warn({ cert: cfg.TLS_CERT_FILE }, "created a self-signed serving certificate");
@@ -30,7 +47,7 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => 
   const resealed = await store.resealCredentials();
   if (resealed) log.info({ secrets: resealed }, "member credentials sealed with the current encryption key");
   const { url, grpcAddress } = await gateway.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.GRPC_PORT || undefined });
-  log.info({ url, grpcAddress, tokens: authenticator.size }, "gateway listening");
+  log.info({ url, grpcAddress, tokens: tokens?.size ?? 0, oidc: cfg.OIDC_ISSUER_URL || "off" }, "gateway listening");
   return gateway;
 });
 
