@@ -1,4 +1,5 @@
-import { connect, nanos, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
+import { readFileSync } from "node:fs";
+import { connect, credsAuthenticator, nanos, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
 import {
   DiscardPolicy,
   JetStreamApiCodes,
@@ -84,6 +85,23 @@ export async function ensureStream(target: NatsConnection | JetStreamManager, o:
 }
 
 /** Connects with settings suited to long-running services: reconnect forever, quickly. */
+/** How a service proves itself to NATS: user and password, a token, or an NKey/JWT credentials file (`nsc`'s .creds). */
+export interface NatsCredentials {
+  user?: string;
+  password?: string;
+  token?: string;
+  credsFile?: string;
+}
+
+/** The connect options of `c` (none when empty); a credentials file is read now. */
+export function natsAuthOptions(c: NatsCredentials): Partial<NodeConnectionOptions> {
+  return {
+    ...(c.user ? { user: c.user, pass: c.password ?? "" } : {}),
+    ...(c.token ? { token: c.token } : {}),
+    ...(c.credsFile ? { authenticator: credsAuthenticator(new Uint8Array(readFileSync(c.credsFile))) } : {}),
+  };
+}
+
 export function connectNats(o: NodeConnectionOptions & { servers: string | string[] }): Promise<NatsConnection> {
   return connect({
     maxReconnectAttempts: -1,

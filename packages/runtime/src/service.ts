@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { ConfigError, bool, common, duration, int, loadConfig, str, type ConfigOf, type Schema } from "@flotilla/config";
 import { createLogger, type Logger } from "@flotilla/log";
 import { ObjectStore, Sealer, databaseProbe, isConnectionLost, isDriverFault, newKeyLine, openDatabase, type Database } from "@flotilla/store";
-import { connectNats, ensureStream, jetstream, natsProbe, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
+import { connectNats, ensureStream, jetstream, natsAuthOptions, natsProbe, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
 import { backoffDelay } from "./backoff.js";
 
 /** The settings every service process has, on top of its own. */
@@ -11,6 +11,10 @@ export const serviceSchema = {
   ...common,
   OUTBOX_RETENTION: duration("15m", "how long published events stay readable for watches resuming from a resourceVersion"),
   DATABASE_POOL_SIZE: int(8, { min: 1 }, "Postgres connections of the service (the outbox relay has two of its own)"),
+  NATS_USER: str("", "NATS user (with NATS_PASSWORD); empty: none"),
+  NATS_PASSWORD: str("", "password of NATS_USER"),
+  NATS_TOKEN: str("", "NATS authentication token"),
+  NATS_CREDS_FILE: str("", "NATS credentials file (NKey seed and user JWT, as nsc writes them)"),
   ENCRYPTION_KEYS_FILE: str("", "keys (id:base64 of 32 bytes per line, the first seals) that encrypt the member credentials (Secrets in karmada-cluster) at rest; the gateway and execution need it, without it they are stored in clear"),
   ENCRYPTION_KEYS_FILE_CREATE: bool(false, "when ENCRYPTION_KEYS_FILE does not exist, create it (mode 0600) with one random key"),
 };
@@ -110,7 +114,8 @@ export async function runService<S extends Schema>(name: string, schema: S, star
     const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), unreachable);
     // waitOnFirstConnect: NATS not up yet is retried like a later disconnect, forever
     const waiting = setTimeout(() => log.warn({ servers: cfg.NATS_URL }, "nats not reachable; retrying"), 2000);
-    const nc = await connectNats({ servers: cfg.NATS_URL, waitOnFirstConnect: true }).finally(() => clearTimeout(waiting));
+    const auth = natsAuthOptions({ user: cfg.NATS_USER, password: cfg.NATS_PASSWORD, token: cfg.NATS_TOKEN, credsFile: cfg.NATS_CREDS_FILE || undefined });
+    const nc = await connectNats({ servers: cfg.NATS_URL, waitOnFirstConnect: true, ...auth }).finally(() => clearTimeout(waiting));
     void nc.closed().then((err) => {
       if (stopping) return;
       log.fatal({ err }, `${name} cannot continue: the NATS connection closed`);

@@ -20,15 +20,16 @@ export class NatsServer {
   private constructor(
     readonly port: number,
     readonly dir: string,
+    private readonly args: string[] = [],
   ) {}
 
-  /** A server on a free port; `start()` runs it. */
-  static async create(): Promise<NatsServer> {
+  /** A server on a free port (with more nats-server arguments, e.g. --user/--pass); `start()` runs it. */
+  static async create(o: { args?: string[] } = {}): Promise<NatsServer> {
     const srv = net.createServer();
     await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
     const { port } = srv.address() as net.AddressInfo;
     await new Promise((r) => srv.close(r));
-    return new NatsServer(port, mkdtempSync(path.join(tmpdir(), "flotilla-nats-")));
+    return new NatsServer(port, mkdtempSync(path.join(tmpdir(), "flotilla-nats-")), o.args);
   }
 
   get url(): string {
@@ -37,7 +38,7 @@ export class NatsServer {
 
   /** Starts the server and waits until it accepts connections. */
   async start(): Promise<void> {
-    this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.dir], { stdio: "ignore" });
+    this.child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.dir, ...this.args], { stdio: "ignore" });
     for (let i = 0; i < 100; i++) {
       const up = await new Promise<boolean>((resolve) => {
         const s = net.connect(this.port, "127.0.0.1");
