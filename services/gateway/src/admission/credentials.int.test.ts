@@ -115,6 +115,22 @@ describe("member credentials through the gateway", () => {
     assert.equal(dup.statusCode, 409);
     assert.equal(Buffer.from(dataOf(await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!.token!, "base64").toString(), "rotated-token");
 
+    // the finding: a new Cluster whose inline token names another member's Secret must not replace that member's token
+    for (const secretRef of [{ namespace: "karmada-cluster", name: "member9" }]) {
+      const grab = await inject("POST", CLUSTERS, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "grabber", annotations: { [InlineTokenAnnotation]: "attacker-token" } }, spec: { apiEndpoint: "https://x", secretRef } });
+      assert.equal(grab.statusCode, 422, grab.body);
+      assert.equal(grab.json().details.causes[0].field, "spec.secretRef");
+      assert.match(grab.json().message, /is the credential of cluster "member9"/);
+    }
+    // also a Secret no Cluster owns but another Cluster names (as a join writes it)
+    await store.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "joined", namespace: "karmada-cluster" }, data: { token: Buffer.from("joined-token").toString("base64") } });
+    await store.create({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "joined" }, spec: { apiEndpoint: "https://joined", secretRef: { namespace: "karmada-cluster", name: "joined" } } });
+    const grab2 = await inject("POST", CLUSTERS, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "grabber2", annotations: { [InlineTokenAnnotation]: "attacker-token" } }, spec: { apiEndpoint: "https://x", secretRef: { namespace: "karmada-cluster", name: "joined" } } });
+    assert.equal(grab2.statusCode, 422);
+    assert.equal(Buffer.from(dataOf(await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "joined" }))!.token!, "base64").toString(), "joined-token");
+    assert.equal(Buffer.from(dataOf(await store.get({ gk: "/Secret", namespace: "karmada-cluster", name: "member9" }))!.token!, "base64").toString(), "rotated-token");
+    assert.equal(await store.get({ gk: "cluster.karmada.io/Cluster", name: "grabber" }), undefined);
+
     // an empty inline token is refused, without echoing anything
     const bad = await inject("POST", CLUSTERS, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "member10", annotations: { [InlineTokenAnnotation]: "" } }, spec: { apiEndpoint: "https://x" } });
     assert.equal(bad.statusCode, 400);

@@ -1,4 +1,4 @@
-import { AlreadyExistsError, CORE, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
+import { AlreadyExistsError, CORE, InvalidError, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
 import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
 import { ObjectApi, type AdmissionSettings, type ListQuery, type Scope } from "../objects.js";
 import type { PatchType } from "../logic/patch.js";
@@ -63,6 +63,7 @@ export class GuardedObjectApi extends ObjectApi {
       if (!credential) return super.create(s, body);
       // the Cluster first (its uid owns the Secret); a name already taken must not touch that cluster's Secret
       if (name && (await this.objects.get({ gk: groupKind(s.type), name }))) throw new AlreadyExistsError({ group: s.type.group, kind: s.type.kind, name });
+      await this.credentialFree(credential, name);
       const cluster = await super.create(s, clean);
       try {
         await this.writeCredential(credential, { name: cluster.metadata.name ?? name, uid: cluster.metadata.uid });
@@ -83,6 +84,7 @@ export class GuardedObjectApi extends ObjectApi {
     if (isClusterScope(s) && !subresource) {
       const { body: clean, credential } = extractInlineCredential(body, name);
       if (credential) {
+        await this.credentialFree(credential, name);
         const current = await this.objects.get({ gk: groupKind(s.type), name });
         await this.writeCredential(credential, { name, uid: current?.metadata.uid });
         return super.update(s, name, clean, subresource);
@@ -107,6 +109,27 @@ export class GuardedObjectApi extends ObjectApi {
 
   override async delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
     return redact(await super.delete(s, name, preconditions));
+  }
+
+  /**
+   * An inline credential may only go to a Secret no other Cluster uses: not one another Cluster
+   * owns (ownerReferences) or names in its spec.secretRef. Otherwise writing a Cluster would
+   * replace another member's token.
+   */
+  private async credentialFree(c: InlineCredential, cluster: string): Promise<void> {
+    const ref = { group: KARMADA.cluster.group, kind: KARMADA.cluster.kind, name: cluster };
+    const field = [{ field: "spec.secretRef", reason: "FieldValueForbidden" as const, message: "" }];
+    const existing = await this.objects.get({ gk: SECRET_GK, namespace: c.secret.namespace, name: c.secret.name });
+    const owner = existing?.metadata.ownerReferences?.find((o) => o.kind === "Cluster" && o.name !== cluster);
+    const users = (await this.objects.list<KubeObject>(groupKind(KARMADA.cluster))).items.filter((o) => {
+      const r = (o.spec as { secretRef?: { namespace?: string; name?: string } } | undefined)?.secretRef;
+      return o.metadata.name !== cluster && r?.name === c.secret.name && (r.namespace ?? "") === c.secret.namespace;
+    });
+    const other = owner?.name ?? users[0]?.metadata.name;
+    if (other) {
+      field[0]!.message = `Forbidden: the secret ${c.secret.namespace}/${c.secret.name} is the credential of cluster ${JSON.stringify(other)}`;
+      throw new InvalidError(ref, field);
+    }
   }
 
   /** Creates or updates the Secret an inline credential goes to. */
