@@ -7,6 +7,7 @@ import { freshDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { buildGateway } from "../../services/gateway/src/app.js";
+import { TOKENS, bearer, testAccess } from "../../services/gateway/src/access.test-support.js";
 
 const { values } = parseArgs({ options: { duration: { type: "string", default: "10" }, connections: { type: "string", default: "50" } } });
 
@@ -30,7 +31,9 @@ function require_resolve(spec: string): string {
 }
 
 const db = await freshDatabase({ max: 16 });
-const gw = buildGateway({ store: new ObjectStore(db.sql), log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true });
+const store = new ObjectStore(db.sql);
+// every request authenticated as the administrator (system:masters)
+const gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
 const { url } = await gw.start({ host: "127.0.0.1", port: 0 });
 const coll = `${url}/apis/apps/v1/namespaces/default/deployments`;
 const deployment = (name: string | undefined) => ({
@@ -39,7 +42,8 @@ const deployment = (name: string | undefined) => ({
   metadata: name ? { name, labels: { app: "nginx" } } : { generateName: "bench-", labels: { app: "nginx" } },
   spec: { replicas: 3, selector: { matchLabels: { app: "nginx" } }, template: { metadata: { labels: { app: "nginx" } }, spec: { containers: [{ name: "nginx", image: "nginx", resources: { requests: { cpu: "100m", memory: "128Mi" } } }] } } },
 });
-await fetch(coll, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(deployment("nginx")) });
+const seeded = await fetch(coll, { method: "POST", headers: { "content-type": "application/json", ...bearer() }, body: JSON.stringify(deployment("nginx")) });
+if (seeded.status !== 201) throw new Error(`seeding the Deployment: ${seeded.status} ${await seeded.text()}`);
 
 const policy = {
   apiVersion: "policy.karmada.io/v1alpha1",
@@ -48,7 +52,7 @@ const policy = {
   spec: { resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }], placement: { clusterAffinity: { clusterNames: ["member1", "member2"] }, replicaScheduling: { replicaSchedulingType: "Divided", weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ["member1"] }, weight: 1 }, { targetCluster: { clusterNames: ["member2"] }, weight: 2 }] } } } },
 };
 
-const common = ["-c", values.connections!, "-d", values.duration!];
+const common = ["-c", values.connections!, "-d", values.duration!, "-H", `authorization=Bearer ${TOKENS.admin}`];
 const rows: Array<[string, AutocannonResult]> = [];
 rows.push(["GET deployment", await autocannon([...common, `${coll}/nginx`])]);
 rows.push(["POST deployment", await autocannon([...common, "-m", "POST", "-H", "content-type=application/json", "-b", JSON.stringify(deployment(undefined)), coll])]);

@@ -19,6 +19,9 @@ const { values } = parseArgs({
   },
 });
 
+// the gateway's test token file (access.test-support.ts): the lists are sent as its administrator
+const ADMIN = (await import("../../services/gateway/src/access.test-support.js")).bearer();
+
 if (values.serve) await serve(values.serve);
 else await bench();
 
@@ -27,8 +30,10 @@ async function serve(url: string) {
   const { openDatabase, ObjectStore } = await import("@flotilla/store");
   const { silentLogger } = await import("@flotilla/log");
   const { buildGateway } = await import("../../services/gateway/src/app.js");
+  const { testAccess } = await import("../../services/gateway/src/access.test-support.js");
   const db = await openDatabase({ url, create: false, migrate: false });
-  const gw = buildGateway({ store: new ObjectStore(db.sql), log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true });
+  const store = new ObjectStore(db.sql);
+  const gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
   const { url: listening } = await gw.start({ host: "127.0.0.1", port: 0 });
   console.log(listening);
   process.on("SIGTERM", () => void gw.stop().then(() => db.close()).then(() => process.exit(0)));
@@ -151,14 +156,14 @@ async function startGateway(dbUrl: string): Promise<{ child: ChildProcess; url: 
 async function listAll(url: string, mode: string): Promise<number> {
   const base = `${url}/apis/work.karmada.io/v1alpha1/works`;
   if (mode === "full") {
-    const res = await fetch(base);
+    const res = await fetch(base, { headers: ADMIN });
     if (res.status !== 200) throw new Error(`GET ${base}: ${res.status} ${await res.text()}`);
     return ((await res.json()) as { items: unknown[] }).items.length;
   }
   let count = 0;
   let token = "";
   for (let pages = 0; ; pages++) {
-    const res = await fetch(`${base}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ""}`);
+    const res = await fetch(`${base}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ""}`, { headers: ADMIN });
     if (res.status !== 200) throw new Error(`GET ${base}: ${res.status} ${await res.text()}`);
     const l = (await res.json()) as { items: unknown[]; metadata: { continue?: string } };
     count += l.items.length;

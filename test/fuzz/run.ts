@@ -6,6 +6,11 @@
 // - a rejected write wrote nothing (the outbox, which records every object write, is unchanged);
 // - no response carries the seeded Secret's value;
 // - the process is alive after every request and answers /healthz at the end.
+// Most requests carry the administrator's token (group system:masters), so that they get past
+// authentication and exercise admission; a share (UNAUTHENTICATED_SHARE) carries none, an unknown
+// token or a malformed Authorization header, and must be refused: HTTP 401 (a Status) on every path
+// but the public ones, 429 once this address has failed too often (the gateway slows guessing),
+// or a 400 for a request fastify refuses before routing; gRPC never OK.
 import http from "node:http";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -15,12 +20,14 @@ import { MAX_REQUEST_BYTES } from "@flotilla/api";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../load/lib/logs.js";
 import { freePort } from "../load/lib/proc.js";
-import { deleteStream, isolatedEnv, launch, root, type Managed } from "../load/lib/stack.js";
+import { adminTokenFile, bearer, deleteStream, isolatedEnv, launch, root, type Managed } from "../load/lib/stack.js";
 import { KINDS, Rng, SEEDED_NAME, SEEDED_NAMESPACES, SEEDED_SECRET, collection, generateCase, validObject, type FuzzCase, type GrpcCase, type GrpcMethod, type HttpCase } from "./generate.js";
 
 export interface FuzzTarget {
   url: string;
   grpcAddress: string;
+  /** The administrator's bearer token (group system:masters). */
+  token: string;
   db: TestDatabase;
   proc: Managed;
   logs: ProcessLogs;
@@ -33,13 +40,15 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   const env = isolatedEnv(db, "FUZZ");
   const [port, grpcPort] = [await freePort(), await freePort()];
   const logs = new ProcessLogs(undefined, 20_000);
+  const tokens = adminTokenFile();
   const proc = launch("gateway", path.join(root, "services/gateway/src/main.ts"), [], logs, {
-    env: { ...env, PORT: String(port), GRPC_PORT: String(grpcPort), LOG_LEVEL: "warn", DATABASE_POOL_SIZE: "4", SCHEDULER_GRPC_URL: "127.0.0.1:1" },
+    env: { ...env, PORT: String(port), GRPC_PORT: String(grpcPort), LOG_LEVEL: "warn", DATABASE_POOL_SIZE: "4", SCHEDULER_GRPC_URL: "127.0.0.1:1", TOKEN_AUTH_FILE: tokens.file },
     nodeArgs: ["--conditions=source", "--import", "tsx", "--import", path.join(root, "test/fuzz/prototype-guard.mjs")],
   });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await proc.stop(5_000);
+    tokens.remove();
     await deleteStream(env.EVENTS_STREAM).catch(() => undefined);
     await db.drop();
   };
@@ -52,7 +61,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const post = async (coll: string, body: unknown) => {
-      const res = await fetch(`${url}${coll}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${url}${coll}`, { method: "POST", headers: { "content-type": "application/json", ...bearer(tokens.token) }, body: JSON.stringify(body) });
       if (res.status !== 201) throw new Error(`seeding ${coll} failed: ${res.status} ${await res.text()}`);
     };
     await post(`/api/v1/namespaces/${SEEDED_SECRET.namespace}/secrets`, { apiVersion: "v1", kind: "Secret", metadata: { name: SEEDED_SECRET.name }, stringData: { token: SEEDED_SECRET.token } });
@@ -64,7 +73,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     await stop();
     throw e;
   }
-  return { url, grpcAddress: `127.0.0.1:${grpcPort}`, db, proc, logs, stop };
+  return { url, grpcAddress: `127.0.0.1:${grpcPort}`, token: tokens.token, db, proc, logs, stop };
 }
 
 export interface FuzzFailure {
@@ -80,6 +89,8 @@ export interface FuzzResult {
   /** Requests the client could not send as generated (e.g. a gRPC message protobuf-es refuses to encode). */
   unsent: number;
   rejectedWrites: number;
+  /** Requests sent without valid credentials (and refused). */
+  unauthenticated: number;
   failures: FuzzFailure[];
   seconds: number;
 }
@@ -130,11 +141,13 @@ class GrpcDriver {
       return undefined;
     }
   }
-  /** Resolves to the code the call ended with, and its message (or answer) as text. */
-  call(method: GrpcMethod, bytes: Buffer, timeoutMs: number): Promise<{ code: grpc.status; text: string }> {
+  /** Resolves to the code the call ended with, and its message (or answer) as text; `authorization` goes in the metadata. */
+  call(method: GrpcMethod, bytes: Buffer, timeoutMs: number, authorization: string | undefined): Promise<{ code: grpc.status; text: string }> {
     const deadline = new Date(Date.now() + timeoutMs);
+    const md = new grpc.Metadata();
+    if (authorization !== undefined) md.set("authorization", authorization);
     return new Promise((resolve) => {
-      (this.client[method] as (r: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void).call(this.client, bytes, new grpc.Metadata(), { deadline }, (e, v) => {
+      (this.client[method] as (r: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, v: unknown) => void) => void).call(this.client, bytes, md, { deadline }, (e, v) => {
         if (e) resolve({ code: e.code, text: `${e.details} ${JSON.stringify(e.metadata?.getMap() ?? {})}` });
         else resolve({ code: grpc.status.OK, text: show(v) });
       });
@@ -154,13 +167,51 @@ function show(v: unknown): string {
   }
 }
 
-function describeCase(c: FuzzCase): string {
+function describeCase(c: FuzzCase, auth: Credentials): string {
+  const as = auth.name === "admin" ? "" : ` (as: ${auth.name})`;
   if (c.kind === "grpc") {
     const req = Buffer.isBuffer(c.request) ? `<${c.request.length} bytes>` : show(c.request);
-    return `gRPC ${c.method} (${c.note}) ${req.slice(0, 300)}`;
+    return `gRPC ${c.method} (${c.note})${as} ${req.slice(0, 300)}`;
   }
   const body = c.body ? ` body(${c.body.length} B)=${JSON.stringify(c.body.subarray(0, 200).toString("utf8"))}` : "";
-  return `${c.method} ${c.path.slice(0, 200)} [${c.note}] ${JSON.stringify(c.headers)}${body}`;
+  return `${c.method} ${c.path.slice(0, 200)} [${c.note}]${as} ${JSON.stringify(c.headers)}${body}`;
+}
+
+/** The share of requests sent without valid credentials. */
+const UNAUTHENTICATED_SHARE = 0.1;
+
+/** What a request authenticates with: the administrator's token, or something the gateway must refuse. */
+interface Credentials {
+  name: string;
+  /** The Authorization header (gRPC: `authorization` metadata); undefined = none. */
+  authorization: string | undefined;
+}
+
+/**
+ * The credentials of the next request, from a generator of their own (so that a seed gives the
+ * same requests with or without this): mostly the administrator's token.
+ */
+function credentials(r: Rng, token: string): Credentials {
+  if (!r.chance(UNAUTHENTICATED_SHARE)) return { name: "admin", authorization: `Bearer ${token}` };
+  return r.pick<Credentials>([
+    { name: "no token", authorization: undefined },
+    { name: "unknown token", authorization: `Bearer ${token.slice(0, -1)}${token.endsWith("x") ? "y" : "x"}` },
+    { name: "empty bearer", authorization: "Bearer " },
+    { name: "basic", authorization: `Basic ${Buffer.from("admin:admin").toString("base64")}` },
+    { name: "token without scheme", authorization: token },
+    { name: "two tokens", authorization: `Bearer ${token} ${token}` },
+  ]);
+}
+
+const PUBLIC_PATHS = new Set(["/healthz", "/readyz", "/livez", "/", "/docs"]);
+
+/** What is wrong with the answer to a request without valid credentials, or undefined. */
+function unauthenticatedHttpProblem(c: HttpCase, a: HttpAnswer): string | undefined {
+  if (PUBLIC_PATHS.has(c.path.split("?")[0]!)) return undefined;
+  // 429: too many failed authentications from this address; 400: fastify refuses a malformed URL
+  // (a bad percent-escape) before any route or hook runs
+  if (a.status === 401 || a.status === 429 || a.status === 400) return undefined;
+  return `answered ${a.status} to a request without valid credentials (expected 401): ${a.body.slice(0, 300)}`;
 }
 
 const isWrite = (c: FuzzCase) => (c.kind === "http" ? ["POST", "PUT", "PATCH", "DELETE"].includes(c.method) : ["create", "update", "delete"].includes(c.method));
@@ -195,12 +246,14 @@ const CHECK_EVERY = 25;
 export async function runFuzz(target: FuzzTarget, o: { requests: number; seed: number; timeoutMs?: number; onProgress?: (done: number) => void }): Promise<FuzzResult> {
   const started = Date.now();
   const r = new Rng(o.seed);
+  const authRng = new Rng(o.seed ^ 0x5eed_a17);
   const grpcDriver = new GrpcDriver(target.grpcAddress);
   const statuses: Record<string, number> = {};
   const failures: FuzzFailure[] = [];
   const recent: string[] = [];
   let unsent = 0;
   let rejectedWrites = 0;
+  let unauthenticated = 0;
   const timeoutMs = o.timeoutMs ?? 15_000;
   const alive = async () => {
     await new Promise((res) => setTimeout(res, 30));
@@ -209,7 +262,9 @@ export async function runFuzz(target: FuzzTarget, o: { requests: number; seed: n
   try {
     for (let i = 0; i < o.requests; i++) {
       const c = generateCase(r, true);
-      const what = describeCase(c);
+      const auth = credentials(authRng, target.token);
+      const anonymous = auth.name !== "admin";
+      const what = describeCase(c, auth);
       recent.push(`#${i} ${what.slice(0, 200)}`);
       if (recent.length > CHECK_EVERY) recent.shift();
       const fail = (problem: string) => failures.push({ index: i, case: what, problem });
@@ -219,7 +274,7 @@ export async function runFuzz(target: FuzzTarget, o: { requests: number; seed: n
       if (c.kind === "http") {
         let a: HttpAnswer;
         try {
-          a = await sendHttp(target.url, c, timeoutMs);
+          a = await sendHttp(target.url, auth.authorization === undefined ? c : { ...c, headers: { ...c.headers, authorization: auth.authorization } }, timeoutMs);
         } catch (e) {
           const code = (e as { code?: string }).code;
           // node's client refused to send it, or (HEAD) read the body of the server's 400 to an unparseable request line as garbage
@@ -238,6 +293,9 @@ export async function runFuzz(target: FuzzTarget, o: { requests: number; seed: n
         statuses[String(a.status)] = (statuses[String(a.status)] ?? 0) + 1;
         const p = a.body === "" && a.status === 413 ? undefined : httpProblem(c, a);
         if (p) fail(p);
+        const u = anonymous ? unauthenticatedHttpProblem(c, a) : undefined;
+        if (u) fail(u);
+        if (anonymous) unauthenticated++;
         rejected = a.status >= 400;
         text = a.body;
       } else {
@@ -246,10 +304,13 @@ export async function runFuzz(target: FuzzTarget, o: { requests: number; seed: n
           unsent++; // protobuf-es cannot encode it (e.g. nested too deep for it)
           continue;
         }
-        const a = await grpcDriver.call(c.method, bytes, timeoutMs);
+        const a = await grpcDriver.call(c.method, bytes, timeoutMs, auth.authorization);
         const name = `grpc:${grpc.status[a.code]}`;
         statuses[name] = (statuses[name] ?? 0) + 1;
         if (GRPC_FAILURES.has(a.code)) fail(`answered ${grpc.status[a.code]}: ${a.text.slice(0, 300)}`);
+        // a malformed request may be refused (INVALID_ARGUMENT, NOT_FOUND) before its credentials are read, never served
+        if (anonymous && a.code === grpc.status.OK) fail(`served a call without valid credentials: ${a.text.slice(0, 300)}`);
+        if (anonymous) unauthenticated++;
         rejected = a.code !== grpc.status.OK;
         text = a.text;
       }
@@ -272,5 +333,5 @@ export async function runFuzz(target: FuzzTarget, o: { requests: number; seed: n
     grpcDriver.close();
   }
   const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
-  return { requests, statuses, unsent, rejectedWrites, failures, seconds: (Date.now() - started) / 1000 };
+  return { requests, statuses, unsent, rejectedWrites, unauthenticated, failures, seconds: (Date.now() - started) / 1000 };
 }

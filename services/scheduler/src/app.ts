@@ -157,6 +157,8 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   /** A term: the controller and the shared durable consumer run only while leading. */
   async function startScheduling(): Promise<void> {
     if (terms++ > 0) controller = newController(); // a controller runs one term
+    // a standby took no cluster wake-ups (they go to the leader's consumer): read them all first
+    if (s.leaderElect) await clusters.refreshAll();
     controller.start();
     consumer = wireWakeUps({
       js: deps.js,

@@ -2,6 +2,8 @@
 // members run under the simulator, join through the gateway, turn Ready with apiEnablements and
 // resourceSummary; a Work posted by hand for member1 becomes a Deployment on member1 whose
 // readiness shows in the Work's status; member1 unreachable turns Ready False after the threshold.
+// The gateway authenticates every call: the join and the reads carry an administrator token of a
+// token file made for the test; without one the join is refused (401).
 // Needs `npx tsc -b services/gateway services/execution` (npm test builds first).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
 import { eventually, freshDatabase, uniqueName, NATS_URL } from "@flotilla/testkit";
 import { freePort } from "../../load/lib/proc.js";
+import { adminTokenFile, bearer, loadJoinMembers } from "../../load/lib/stack.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -34,9 +37,12 @@ test("the seed members join through the gateway, turn Ready, run a hand-posted W
   t.after(() => sim.close());
   const db = await freshDatabase();
   t.after(() => db.drop());
+  const tokens = adminTokenFile();
+  t.after(() => tokens.remove());
+  const auth = bearer(tokens.token);
   const gwPort = await freePort();
   const env = { DATABASE_URL: db.url, NATS_URL, EVENTS_STREAM: uniqueName("E2E").toUpperCase(), EVENTS_PREFIX: uniqueName("e2e"), HOST: "127.0.0.1", LOG_LEVEL: "warn" };
-  const gateway = startService("gateway", { ...env, PORT: String(gwPort), GRPC_PORT: "0" });
+  const gateway = startService("gateway", { ...env, PORT: String(gwPort), GRPC_PORT: "0", TOKEN_AUTH_FILE: tokens.file });
   const execution = startService("execution", {
     ...env,
     PORT: "0",
@@ -45,6 +51,8 @@ test("the seed members join through the gateway, turn Ready, run a hand-posted W
     CLUSTER_FAILURE_THRESHOLD: "1s",
     CLUSTER_SUCCESS_THRESHOLD: "1s",
     CLUSTER_PROBE_TIMEOUT: "500ms",
+    // the simulator serves plain http on 127.0.0.1
+    MEMBER_ALLOW_HTTP: "loopback",
   });
   t.after(async () => {
     for (const c of [gateway, execution]) c.kill("SIGTERM");
@@ -53,12 +61,15 @@ test("the seed members join through the gateway, turn Ready, run a hand-posted W
   const gw = `http://127.0.0.1:${gwPort}`;
   await eventually(async () => (await fetch(`${gw}/readyz`)).ok, { timeoutMs: 20_000, intervalMs: 100 });
 
-  const { joinMembers } = (await import(path.join(root, "scripts/join-members.mjs"))) as { joinMembers: (o: { gatewayUrl: string; adminUrl: string; log?: (s: string) => void }) => Promise<string[]> };
-  assert.deepEqual(await joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, log: () => {} }), ["member1", "member2", "member3"]);
+  const joinMembers = await loadJoinMembers();
+  // without a token (an empty one: not FLOTILLA_TOKEN of the environment) the gateway refuses the join
+  await assert.rejects(joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, token: "", log: () => {} }), /HTTP 401/);
+  await assert.rejects(joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, token: "not-a-token", log: () => {} }), /HTTP 401/);
+  assert.deepEqual(await joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, token: tokens.token, log: () => {} }), ["member1", "member2", "member3"]);
   // joining again changes nothing and does not fail
-  assert.deepEqual(await joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, log: () => {} }), ["member1", "member2", "member3"]);
+  assert.deepEqual(await joinMembers({ gatewayUrl: gw, adminUrl: sim.adminUrl!, token: tokens.token, log: () => {} }), ["member1", "member2", "member3"]);
 
-  const getJson = async (p: string) => (await (await fetch(`${gw}${p}`)).json()) as Obj & { items?: Obj[] };
+  const getJson = async (p: string) => (await (await fetch(`${gw}${p}`, { headers: auth })).json()) as Obj & { items?: Obj[] };
   const clusters = await eventually(
     async () => {
       const l = await getJson("/apis/cluster.karmada.io/v1alpha1/clusters");
@@ -78,7 +89,7 @@ test("the seed members join through the gateway, turn Ready, run a hand-posted W
   });
   assert.deepEqual((m1.metadata as { labels?: unknown }).labels, { env: "prod", tier: "gold" });
   assert.deepEqual((m1.status!.resourceSummary as { allocatable: unknown }).allocatable, { cpu: "16", "ephemeral-storage": "200Gi", memory: "64Gi", pods: "220" });
-  const secretText = await (await fetch(`${gw}/api/v1/namespaces/karmada-cluster/secrets`)).text();
+  const secretText = await (await fetch(`${gw}/api/v1/namespaces/karmada-cluster/secrets`, { headers: auth })).text();
   assert.ok(!secretText.includes("member1-token") && !secretText.includes(Buffer.from("member1-token").toString("base64")), "no token in the gateway's answer");
 
   // a Work posted by hand for member1
@@ -99,7 +110,7 @@ test("the seed members join through the gateway, turn Ready, run a hand-posted W
       },
     },
   };
-  const posted = await fetch(`${gw}/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(work) });
+  const posted = await fetch(`${gw}/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(work) });
   assert.equal(posted.status, 201, await posted.text());
   const done = await eventually(
     async () => {

@@ -1,12 +1,12 @@
 // The whole stack as processes for the failover walk-throughs: the simulator's three seed members
 // in this process, then gateway, execution, binding, scheduler, taint-manager and eviction from
 // their builds (test/load/lib/stack.ts), joined through the gateway, with every timing knob shrunk
-// to seconds.
+// to seconds. Every call to the gateway carries the stack's administrator token.
 import path from "node:path";
 import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../../load/lib/logs.js";
-import { deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, type Services } from "../../load/lib/stack.js";
+import { bearer, deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, type Services } from "../../load/lib/stack.js";
 
 export { root };
 
@@ -40,6 +40,8 @@ export const KNOBS = {
 
 export interface Stack {
   gw: string;
+  /** The gateway's administrator token (group system:masters). */
+  token: string;
   sim: Awaited<ReturnType<typeof startSimulator>>;
   db: TestDatabase;
   get(p: string): Promise<Obj | undefined>;
@@ -65,35 +67,38 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
   let services: Services | undefined;
   try {
     services = await startServices({ env, logs, readyTimeoutMs: 30_000 });
-    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, adminUrl: sim.adminUrl!, sql: db.sql, count: cfg.clusters.length, timeoutMs: 60_000 });
+    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, token: services.token, adminUrl: sim.adminUrl!, sql: db.sql, count: cfg.clusters.length, timeoutMs: 60_000 });
   } catch (e) {
     console.error(logs.tail(20_000));
     await close(services);
     throw e;
   }
   const gw = services.gatewayUrl;
+  const token = services.token;
+  const auth = bearer(token);
   return {
     gw,
+    token,
     sim,
     db,
     async get(p) {
-      const r = await fetch(`${gw}${p}`);
+      const r = await fetch(`${gw}${p}`, { headers: auth });
       if (r.status === 404) return undefined;
       if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
       return (await r.json()) as Obj;
     },
     async list(p) {
-      const r = await fetch(`${gw}${p}`);
+      const r = await fetch(`${gw}${p}`, { headers: auth });
       if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
       return ((await r.json()) as { items: Obj[] }).items;
     },
     async post(p, body) {
-      const r = await fetch(`${gw}${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const r = await fetch(`${gw}${p}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
       if (!r.ok) throw new Error(`POST ${p}: ${r.status} ${await r.text()}`);
       return (await r.json()) as Obj;
     },
     async del(p) {
-      const r = await fetch(`${gw}${p}`, { method: "DELETE" });
+      const r = await fetch(`${gw}${p}`, { method: "DELETE", headers: auth });
       if (!r.ok && r.status !== 404) throw new Error(`DELETE ${p}: ${r.status} ${await r.text()}`);
     },
     logs: () => logs.tail(),

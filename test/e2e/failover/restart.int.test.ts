@@ -32,7 +32,7 @@ describe("restarting the control plane after a stop longer than the health monit
     };
     sim = await startSimulatorProcess({ count: 3, readyDelayMs: 100, logs });
     services = await startServices({ env, logs });
-    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, adminUrl: sim.adminUrl, sql: db.sql, count: 3, timeoutMs: 60_000 });
+    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, token: services.token, adminUrl: sim.adminUrl, sql: db.sql, count: 3, timeoutMs: 60_000 });
   });
 
   after(async () => {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { freshDatabase, eventually, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../../load/lib/logs.js";
 import { clusterPods, type ClusterPods } from "../../load/lib/members.js";
-import { deleteStream, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, type Services, type SimulatorProcess } from "../../load/lib/stack.js";
+import { deleteStream, gatewayFetch, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, type Services, type SimulatorProcess } from "../../load/lib/stack.js";
 import { pool } from "../../load/lib/stats.js";
 
 const CLUSTERS = 20;
@@ -37,7 +37,7 @@ describe("a burst of Deployments over 20 clusters leaves no pod Pending", () => 
     stream = env.EVENTS_STREAM;
     sim = await startSimulatorProcess({ count: CLUSTERS, readyDelayMs: 100, nodes: 1, nodeCpu: NODE_CPU, nodeMemory: "64Gi", nodePods: 110, logs });
     services = await startServices({ env, logs, readyTimeoutMs: 60_000 });
-    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, adminUrl: sim.adminUrl, sql: db.sql, count: CLUSTERS, timeoutMs: 120_000 });
+    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, token: services.token, adminUrl: sim.adminUrl, sql: db.sql, count: CLUSTERS, timeoutMs: 120_000 });
   });
 
   after(async () => {
@@ -48,9 +48,8 @@ describe("a burst of Deployments over 20 clusters leaves no pod Pending", () => 
   });
 
   test("every pod runs, on most of the fleet, and no cluster is asked for more than it holds", async () => {
-    const gw = services.gatewayUrl;
     const post = async (path: string, body: unknown) => {
-      const r = await fetch(`${gw}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const r = await gatewayFetch(services, path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       if (!r.ok) throw new Error(`POST ${path}: ${r.status} ${await r.text()}`);
     };
     await post("/apis/policy.karmada.io/v1alpha1/clusterpropagationpolicies", {

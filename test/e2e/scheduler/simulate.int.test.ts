@@ -8,6 +8,7 @@ import { SchedulerService, SimulateRequestSchema, grpcServiceDefinition, type Si
 import { silentLogger } from "@flotilla/log";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { buildGateway, type Gateway } from "../../../services/gateway/src/app.js";
+import { bearer, testAccess } from "../../../services/gateway/src/access.test-support.js";
 import { binding, cluster, notReadyNoSchedule } from "../../../services/scheduler/src/fixtures.test-support.js";
 import { scheduledCondition, startHarness, targets, type Harness } from "../../../services/scheduler/src/harness.test-support.js";
 
@@ -23,14 +24,15 @@ describe("simulations through the gateway", () => {
     for (const n of ["member1", "member2", "member3"]) await h.createCluster(cluster(n));
     await h.createBinding(binding("nginx", { replicas: 3 }));
     stored = await h.until(NGINX, (b) => scheduledCondition(b)?.status === "True" && b.status?.schedulerObservedGeneration === b.metadata.generation);
-    gw = buildGateway({ store: h.store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, scheduler: h.grpcAddress });
+    gw = buildGateway({ store: h.store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, scheduler: h.grpcAddress, access: testAccess(h.store) });
     await gw.http.ready();
   });
   after(async () => {
     await gw.stop();
     await h.close();
   });
-  const post = (body: unknown) => gw.http.inject({ method: "POST", url: PATH, payload: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  // as the administrator (system:masters) of the gateway's test token file
+  const post = (body: unknown, auth: Record<string, string> = bearer()) => gw.http.inject({ method: "POST", url: PATH, payload: JSON.stringify(body), headers: { "content-type": "application/json", ...auth } });
   const simulation = (spec: Record<string, unknown>) => ({ apiVersion: "scheduling.flotilla.io/v1alpha1", kind: "Simulation", metadata: { name: "what-if" }, spec });
 
   test("with member1 tainted not-ready:NoSchedule the seed binding would go to member2:3; the stored binding is untouched", async () => {
@@ -87,6 +89,13 @@ describe("simulations through the gateway", () => {
       res.json().details.causes.map((c: { field: string }) => c.field),
       ["spec.clusters[0].spec.taints", "spec.binding.spec.resource", "spec.binding.spec.placement"],
     );
+  });
+
+  test("without a token the simulation is refused with 401", async () => {
+    const { clusters: _c, ...spec } = stored.spec!;
+    const res = await post(simulation({ binding: { spec } }), {});
+    assert.equal(res.statusCode, 401, res.body);
+    assert.equal(res.json().kind, "Status");
   });
 
   test("the scheduler's gRPC API answers the same", async () => {

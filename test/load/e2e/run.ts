@@ -21,7 +21,7 @@ import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
 import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
 import { PipelineTracker, STAGES, worksMatch, type TemplateState } from "../lib/pipeline.js";
 import { cpuMs, cpuMsByName, pgrep, RssSampler } from "../lib/proc.js";
-import { SERVICE_NAMES, deleteStream, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type Services, type SimulatorProcess } from "../lib/stack.js";
+import { SERVICE_NAMES, deleteStream, gatewayFetch, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type GatewayAccess, type Services, type SimulatorProcess } from "../lib/stack.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep, type Distribution } from "../lib/stats.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -146,8 +146,9 @@ function policy(): KubeObject {
   };
 }
 
-async function post(gw: string, p: string, body: unknown): Promise<Response> {
-  return fetch(`${gw}${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+/** POST through the gateway as the stack's administrator. */
+async function post(gw: GatewayAccess, p: string, body: unknown): Promise<Response> {
+  return gatewayFetch(gw, p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 }
 
 const deploymentsPath = (ns: string) => `/apis/apps/v1/namespaces/${ns}/deployments`;
@@ -297,7 +298,7 @@ interface ProbeResult {
 }
 
 /** Light load: single Deployments one after another, POST → the template's readyReplicas = replicas (GET every 10 ms). */
-async function lightProbe(gw: string, n: number): Promise<ProbeResult> {
+async function lightProbe(gw: GatewayAccess, n: number): Promise<ProbeResult> {
   const lat: number[] = [];
   const failures: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -309,7 +310,7 @@ async function lightProbe(gw: string, n: number): Promise<ProbeResult> {
       continue;
     }
     for (;;) {
-      const d = (await (await fetch(`${gw}${deploymentsPath(PROBE_NS)}/${name}`)).json()) as KubeObject;
+      const d = (await (await gatewayFetch(gw, `${deploymentsPath(PROBE_NS)}/${name}`)).json()) as KubeObject;
       if ((d.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3) {
         lat.push(performance.now() - t);
         break;
@@ -340,7 +341,7 @@ interface Probes {
   settle(): Promise<void>;
 }
 
-async function burst(gw: string, tracker: PipelineTracker, probes: Probes): Promise<BurstResult> {
+async function burst(gw: GatewayAccess, tracker: PipelineTracker, probes: Probes): Promise<BurstResult> {
   const keys = Array.from({ length: S.deployments }, (_, i) => keyOf(i));
   for (const s of PHASE1) tracker.track(s, keys, STAGES[s]);
   const c0 = await probes.counters();
@@ -638,7 +639,7 @@ async function main(): Promise<number> {
       ...(S.cpuProf ? { cpuProfDir: path.join(S.cpuProf, "member-sim") } : {}),
     });
     services = await startServices({ env, logs, ...(S.cpuProf ? { cpuProfDir: S.cpuProf } : {}) });
-    const gw = services.gatewayUrl;
+    const gw: GatewayAccess = { gatewayUrl: services.gatewayUrl, token: services.token };
     const pids = new Map<string, number | undefined>([...[...services.procs].map(([n, p]) => [n, p.child.pid] as const), ["member-sim", sim.child.pid], ["runner", process.pid], ["nats-server", pgrep("nats-server")[0]]]);
     rss = new RssSampler(() => pids);
     const servicePids = new Map([...pids].filter(([n]) => n !== "runner" && n !== "nats-server"));
@@ -646,13 +647,13 @@ async function main(): Promise<number> {
       counters: () => counters(db, stream, servicePids),
       cpu: () => cpuSnapshot(db, servicePids),
       async settle() {
-        await waitIdle(db.sql, services!.ports.values(), { timeoutMs: 120_000 }).catch((e: Error) => console.log(`  ${e.message}`));
+        await waitIdle(db.sql, services!.ports.values(), { timeoutMs: 120_000, token: services!.token }).catch((e: Error) => console.log(`  ${e.message}`));
         await sleep(S.statsWaitS * 1000); // pg_stat_database: idle backends publish their counts within 10 s
       },
     };
 
     let t = performance.now();
-    await joinAndWaitReady({ gatewayUrl: gw, adminUrl: sim.adminUrl, sql: db.sql, count: S.clusters });
+    await joinAndWaitReady({ ...gw, adminUrl: sim.adminUrl, sql: db.sql, count: S.clusters });
     console.log(`stack up: ${S.clusters} clusters Ready after ${fmt(performance.now() - t)} ms`);
 
     tracker = new PipelineTracker(db.sql, 250);
@@ -665,7 +666,7 @@ async function main(): Promise<number> {
     result.probe = probe;
 
     t = performance.now();
-    await waitIdle(db.sql, services.ports.values());
+    await waitIdle(db.sql, services.ports.values(), { token: services.token });
     console.log(`idle after ${fmt(performance.now() - t)} ms`);
     let idle: Window | undefined;
     let bench: PgbenchResult | undefined;

@@ -51,7 +51,7 @@ async function main() {
   try {
     services = await startServices({ env, logs });
     const children = services.procs;
-    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, adminUrl: sim.adminUrl!, sql: db.sql, count: 3 });
+    await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, token: services.token, adminUrl: sim.adminUrl!, sql: db.sql, count: 3 });
 
     let t = performance.now();
     const placement = {
@@ -93,7 +93,7 @@ async function main() {
     console.log(`setup: ${N} Deployments running Healthy on member1 after ${Math.round(performance.now() - t)} ms`);
     // idle: nothing left to publish and every controller's queue empty, three times in a row
     t = performance.now();
-    await waitIdle(db.sql, services.ports.values(), { timeoutMs: Number(values.timeout) * 1000 });
+    await waitIdle(db.sql, services.ports.values(), { timeoutMs: Number(values.timeout) * 1000, token: services.token });
     console.log(`services idle: ${Math.round(performance.now() - t)} ms`);
 
     const load0 = os.loadavg()[0];

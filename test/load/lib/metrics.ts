@@ -19,9 +19,9 @@ export function parseMetrics(text: string): Sample[] {
   return out;
 }
 
-/** The samples at `url`, or [] when it does not answer. */
-export async function scrape(url: string): Promise<Sample[]> {
-  const text = await fetch(url).then((r) => (r.ok ? r.text() : ""), () => "");
+/** The samples at `url`, or [] when it does not answer (`headers`: e.g. the gateway's `authorization`). */
+export async function scrape(url: string, headers: Record<string, string> = {}): Promise<Sample[]> {
+  const text = await fetch(url, { headers }).then((r) => (r.ok ? r.text() : ""), () => "");
   return parseMetrics(text);
 }
 
@@ -31,7 +31,7 @@ export function sum(samples: readonly Sample[], name: string, match: Record<stri
 }
 
 /** Whether any controller behind `url` has keys queued or reconciles in flight. */
-export async function controllersBusy(url: string): Promise<boolean> {
-  const s = await scrape(url);
+export async function controllersBusy(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+  const s = await scrape(url, headers);
   return sum(s, "flotilla_controller_queue_depth") + sum(s, "flotilla_controller_in_flight") > 0;
 }

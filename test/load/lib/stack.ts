@@ -3,8 +3,14 @@
 // its own, optionally the member simulator as a child process, joining the members through the
 // gateway and waiting until they are Ready; and the waits the load runners share ("the services
 // are idle"). Used by the load runners and the end-to-end harness.
+//
+// The gateway authenticates every request but its probes: each stack gets a token file of its
+// own (adminTokenFile) with one random administrator token (group system:masters), which callers
+// send as `Authorization: Bearer` (Services.token, bearer(), gatewayFetch()).
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -102,8 +108,42 @@ export function isolatedEnv(db: TestDatabase, label = "load"): IsolatedEnv {
   };
 }
 
+export interface AdminTokenFile {
+  /** The token file (kube-apiserver's --token-auth-file format), for the gateway's TOKEN_AUTH_FILE. */
+  file: string;
+  /** The administrator's bearer token (user admin, group system:masters). */
+  token: string;
+  /** Removes the file and its directory. */
+  remove(): void;
+}
+
+/** A token file with one random administrator token, in a temporary directory of its own (mode 0600). */
+export function adminTokenFile(): AdminTokenFile {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "flotilla-tokens-"));
+  const file = path.join(dir, "tokens.csv");
+  const token = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+  return { file, token, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The `Authorization` header that carries `token`. */
+export const bearer = (token: string): { authorization: string } => ({ authorization: `Bearer ${token}` });
+
+/** The gateway's address and the administrator's token for it. */
+export interface GatewayAccess {
+  gatewayUrl: string;
+  token: string;
+}
+
+/** `fetch(gatewayUrl + path)` as the administrator; `init.headers` (a plain object) are added. */
+export function gatewayFetch(gw: GatewayAccess, p: string, init: Omit<RequestInit, "headers"> & { headers?: Record<string, string> } = {}): Promise<Response> {
+  return fetch(`${gw.gatewayUrl}${p}`, { ...init, headers: { ...bearer(gw.token), ...init.headers } });
+}
+
 export interface Services {
   gatewayUrl: string;
+  /** The administrator's bearer token (group system:masters) of this stack's gateway. */
+  token: string;
   /** HTTP port (/healthz, /readyz, /metrics) of each service. */
   ports: ReadonlyMap<ServiceName, number>;
   procs: ReadonlyMap<ServiceName, Managed>;
@@ -128,9 +168,15 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   const ports = new Map<ServiceName, number>();
   for (const s of SERVICE_NAMES) ports.set(s, await freePort());
   const estimatorPort = await freePort();
+  const tokens = adminTokenFile();
+  // member credentials sealed at rest, as npm start runs them; one key file per environment (its
+  // stream), so that a stack started again on the same database still opens them
+  const keys = { ENCRYPTION_KEYS_FILE: path.join(os.tmpdir(), `flotilla-keys-${o.env.EVENTS_STREAM ?? "default"}`, "encryption-keys"), ENCRYPTION_KEYS_FILE_CREATE: "true" };
   const own: Record<ServiceName, Record<string, string>> = {
-    gateway: { GRPC_PORT: "0" },
-    execution: { ESTIMATOR_PORT: String(estimatorPort) },
+    // plaintext on 127.0.0.1 (HOST of isolatedEnv), which the gateway allows on a loopback address only
+    gateway: { GRPC_PORT: "0", TOKEN_AUTH_FILE: tokens.file, ...keys },
+    // the simulator serves plain http on 127.0.0.1
+    execution: { ESTIMATOR_PORT: String(estimatorPort), MEMBER_ALLOW_HTTP: "loopback", ...keys },
     binding: {},
     scheduler: { SCHEDULER_GRPC_PORT: "0", ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` },
     "taint-manager": {},
@@ -140,14 +186,18 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   for (const s of SERVICE_NAMES) {
     procs.set(s, launchService(s, { env: { ...o.env, PORT: String(ports.get(s)), ...own[s] }, logs: o.logs, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) }));
   }
-  const stop = async () => new Map(await Promise.all([...procs].map(async ([n, p]) => [n, await p.stop()] as const)));
+  const stop = async () => {
+    const exits = new Map(await Promise.all([...procs].map(async ([n, p]) => [n, await p.stop()] as const)));
+    tokens.remove();
+    return exits;
+  };
   try {
     await waitReady(procs.values(), ports.values(), o.readyTimeoutMs);
   } catch (e) {
     await stop();
     throw e;
   }
-  return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, ports, procs, stop };
+  return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, token: tokens.token, ports, procs, stop };
 }
 
 /** One service from its build (`services/<name>/dist/main.js`); `env` holds all its settings (PORT included). */
@@ -209,16 +259,21 @@ export async function startSimulatorProcess(o: SimulatorOptions): Promise<Simula
   return Object.assign(p, { adminUrl: info.admin, clusters: info.clusters });
 }
 
-type JoinMembers = (o: { gatewayUrl: string; adminUrl: string; log?: (s: string) => void }) => Promise<string[]>;
+export type JoinMembers = (o: { gatewayUrl: string; adminUrl: string; token?: string; log?: (s: string) => void }) => Promise<string[]>;
+
+/** scripts/join-members.mjs's joinMembers (as `npm start` runs it). */
+export async function loadJoinMembers(): Promise<JoinMembers> {
+  return ((await import(path.join(root, "scripts/join-members.mjs"))) as { joinMembers: JoinMembers }).joinMembers;
+}
 
 /**
  * Joins the simulator's members through the gateway (scripts/join-members.mjs, as `npm start`)
  * and waits until all `count` Clusters are Ready, untainted, and have API enablements and a
  * resource summary.
  */
-export async function joinAndWaitReady(o: { gatewayUrl: string; adminUrl: string; sql: Sql; count: number; timeoutMs?: number }): Promise<void> {
-  const { joinMembers } = (await import(path.join(root, "scripts/join-members.mjs"))) as { joinMembers: JoinMembers };
-  await joinMembers({ gatewayUrl: o.gatewayUrl, adminUrl: o.adminUrl, log: () => {} });
+export async function joinAndWaitReady(o: GatewayAccess & { adminUrl: string; sql: Sql; count: number; timeoutMs?: number }): Promise<void> {
+  const joinMembers = await loadJoinMembers();
+  await joinMembers({ gatewayUrl: o.gatewayUrl, adminUrl: o.adminUrl, token: o.token, log: () => {} });
   let ready = 0;
   await eventually(
     async () => {
@@ -237,14 +292,15 @@ export async function joinAndWaitReady(o: { gatewayUrl: string; adminUrl: string
 /**
  * Waits until the stack has worked off what it was given: nothing left in the outbox to publish
  * and every controller's queue empty and nothing in flight, `times` checks in a row `everyMs` apart.
+ * `token` is sent to every /metrics (the gateway's needs it; the other services' ignore it).
  */
-export async function waitIdle(sql: Sql, ports: Iterable<number>, o: { times?: number; everyMs?: number; timeoutMs?: number } = {}): Promise<void> {
+export async function waitIdle(sql: Sql, ports: Iterable<number>, o: { times?: number; everyMs?: number; timeoutMs?: number; token?: string } = {}): Promise<void> {
   const list = [...ports];
   const deadline = Date.now() + (o.timeoutMs ?? 120_000);
   for (let quiet = 0; quiet < (o.times ?? 3); ) {
     if (Date.now() > deadline) throw new Error("the services did not go idle");
     await sleep(o.everyMs ?? 300);
-    const [left, busy] = await Promise.all([unpublished(sql), Promise.all(list.map((p) => controllersBusy(`http://127.0.0.1:${p}/metrics`)))]);
+    const [left, busy] = await Promise.all([unpublished(sql), Promise.all(list.map((p) => controllersBusy(`http://127.0.0.1:${p}/metrics`, o.token ? bearer(o.token) : {})))]);
     quiet = left === 0 && !busy.some(Boolean) ? quiet + 1 : 0;
   }
 }

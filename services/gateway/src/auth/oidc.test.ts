@@ -15,7 +15,7 @@ test("OIDC tokens: signature, issuer, audience and expiry checked; user and grou
   const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
   const jwksFile = path.join(await mkdtemp(path.join(os.tmpdir(), "flotilla-jwks-")), "jwks.json");
   await writeFile(jwksFile, JSON.stringify({ keys: [jwk] }));
-  const sign = (claims: Record<string, unknown>, o: { iss?: string; aud?: string; exp?: string | number; key?: CryptoKey; kid?: string } = {}) =>
+  const sign = (claims: Record<string, unknown>, o: { iss?: string; aud?: string; exp?: string | number; key?: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"]; kid?: string } = {}) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: "ES256", kid: o.kid ?? "k1" })
       .setIssuer(o.iss ?? ISSUER)
