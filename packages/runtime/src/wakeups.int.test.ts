@@ -75,7 +75,7 @@ test("outbox rows reach the controller through the relay and the consumer, and a
     await eventually(() => consumer.stats.wakeUps === 30 && consumer.stats.acked === consumer.stats.received, { timeoutMs: 10_000 });
     assert.deepEqual([...new Set(seen)].sort(), ["web/d0", "web/d1", "web/d2"]);
     assert.ok(seen.length <= 30, "wake-ups for one key collapse while queued");
-    assert.equal(await ackPending(s.jsm, s.stream, "e2e"), 0);
+    await eventually(async () => (await ackPending(s.jsm, s.stream, "e2e")) === 0, { timeoutMs: 5000, message: "the server saw the acks" });
   } finally {
     await s.close();
   }
@@ -102,7 +102,8 @@ test("a wake-up stays unacked while its key fails, and is acked once a reconcile
     await eventually(() => consumer.stats.acked === 1, { timeoutMs: 5000 });
     assert.equal(c.snapshot().metrics.reconciles.error, 3);
     assert.equal(consumer.stats.naked, 0, "the failures were retried by the controller, not redelivered");
-    assert.equal(await ackPending(s.jsm, s.stream, "flaky"), 0);
+    // the ack reaches the server after the consumer counted it
+    await eventually(async () => (await ackPending(s.jsm, s.stream, "flaky")) === 0, { timeoutMs: 5000, message: "the server saw the ack" });
   } finally {
     await s.close();
   }
