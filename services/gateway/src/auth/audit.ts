@@ -17,6 +17,7 @@ export interface AuditEvent {
   requestURI: string;
   verb: string;
   user: { username: string; uid?: string; groups?: string[] };
+  impersonatedUser?: { username: string; uid?: string; groups?: string[] };
   sourceIPs: string[];
   userAgent?: string;
   objectRef?: { resource: string; namespace?: string; name?: string; apiGroup: string; subresource?: string };
@@ -30,7 +31,9 @@ export interface AuditRecord {
   /** The request: a REST URI, or the gRPC method. */
   uri: string;
   attrs?: Attributes;
+  /** Who authenticated (the impersonator when there is one). */
   user?: UserInfo;
+  impersonatedUser?: UserInfo;
   sourceIP?: string;
   userAgent?: string;
   code: number;
@@ -46,6 +49,8 @@ export function audited(r: Pick<AuditRecord, "attrs" | "code">): boolean {
   return r.code === 401 || r.code === 403 || r.code === 429 || (!!r.attrs && WRITE.has(r.attrs.verb) && r.attrs.resourceRequest);
 }
 
+const userOf = (u: UserInfo) => ({ username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups });
+
 export function auditEvent(r: AuditRecord, now = new Date()): AuditEvent {
   const a = r.attrs;
   return {
@@ -56,7 +61,8 @@ export function auditEvent(r: AuditRecord, now = new Date()): AuditEvent {
     stage: "ResponseComplete",
     requestURI: r.uri,
     verb: a?.verb ?? "",
-    user: r.user ? { username: r.user.name, ...(r.user.uid ? { uid: r.user.uid } : {}), groups: r.user.groups } : { username: "system:anonymous" },
+    user: r.user ? userOf(r.user) : { username: "system:anonymous" },
+    ...(r.impersonatedUser ? { impersonatedUser: userOf(r.impersonatedUser) } : {}),
     sourceIPs: r.sourceIP ? [r.sourceIP] : [],
     ...(r.userAgent ? { userAgent: r.userAgent.slice(0, 256) } : {}),
     ...(a?.resourceRequest

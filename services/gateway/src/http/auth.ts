@@ -4,7 +4,7 @@ import { BadRequestError, decodeDocument, type FieldError } from "@flotilla/api"
 import { authenticated, credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
-import { SUPERUSER_GROUP } from "../logic/rbac.js";
+import { AUTHENTICATED_GROUP, SUPERUSER_GROUP } from "../logic/rbac.js";
 import { TooManyRequestsError, UnauthorizedError, toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { Attributes, UserInfo } from "../logic/rbac.js";
@@ -18,7 +18,7 @@ declare module "fastify" {
     /** The authenticated user (set before any route runs, except on the public paths). */
     user?: UserInfo;
     /** What the request asked and why it was allowed or refused, for the audit log. */
-    authz?: { attrs: Attributes; receivedAt: Date; reason?: string };
+    authz?: { attrs: Attributes; receivedAt: Date; reason?: string; impersonator?: UserInfo };
   }
 }
 
@@ -73,12 +73,13 @@ export function registerAuth(app: FastifyInstance, g: Gatekeeping): void {
       if (wait) throw tooMany(wait, "too many failed authentications from this address");
       throw new UnauthorizedError();
     }
-    req.user = user;
     const exempt = user.groups.includes(SUPERUSER_GROUP);
     const wait = exempt ? 0 : (rate?.take(`user:${user.name}`) ?? 0);
     if (wait) throw tooMany(wait, `user ${JSON.stringify(user.name)} is over its request rate (${limits.ratePerSecond}/s)`);
+    req.user = impersonate(access, user, req.headers);
+    if (req.user !== user) req.authz.impersonator = user;
     try {
-      req.authz.reason = access.authorizer.check(user, attrs).reason;
+      req.authz.reason = access.authorizer.check(req.user, attrs).reason;
     } catch (e) {
       req.authz.reason = (e as Error).message;
       throw e;
@@ -91,7 +92,7 @@ export function registerAuth(app: FastifyInstance, g: Gatekeeping): void {
   });
   app.addHook("onResponse", async (req, reply) => {
     if (!req.authz) return;
-    audit.record({ uri: req.url, attrs: req.authz.attrs, user: req.user, sourceIP: req.ip, userAgent: req.headers["user-agent"], code: reply.statusCode, receivedAt: req.authz.receivedAt, reason: req.authz.reason });
+    audit.record({ uri: req.url, attrs: req.authz.attrs, user: req.authz.impersonator ?? req.user, impersonatedUser: req.authz.impersonator ? req.user : undefined, sourceIP: req.ip, userAgent: req.headers["user-agent"], code: reply.statusCode, receivedAt: req.authz.receivedAt, reason: req.authz.reason });
   });
 
   const body = (req: FastifyRequest, kind: string): Record<string, unknown> => {
@@ -116,6 +117,26 @@ export function registerAuth(app: FastifyInstance, g: Gatekeeping): void {
     reply.code(201);
     return { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", metadata: { creationTimestamp: null }, status: { userInfo: { username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups } } };
   });
+}
+
+/**
+ * Kubernetes' user impersonation (`kubectl --as`, `--as-group`, `--as-uid`): the requester must be
+ * allowed to `impersonate` that user (resource `users`), each group (`groups`) and the uid
+ * (`uids` in authentication.k8s.io); the request then runs as the impersonated user alone.
+ */
+export function impersonate(access: Access, requester: UserInfo, headers: Record<string, string | string[] | undefined>): UserInfo {
+  const one = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h);
+  const many = (h: string | string[] | undefined) => (Array.isArray(h) ? h : h === undefined ? [] : h.split(",").map((g) => g.trim()).filter(Boolean));
+  const name = one(headers["impersonate-user"]);
+  const groups = many(headers["impersonate-group"]);
+  const uid = one(headers["impersonate-uid"]);
+  if (name === undefined && groups.length === 0 && uid === undefined) return requester;
+  if (!name) throw new BadRequestError("impersonating groups or a uid needs Impersonate-User", [{ field: "Impersonate-User", reason: "FieldValueRequired", message: "required with Impersonate-Group and Impersonate-Uid" }]);
+  const check = (apiGroup: string, resource: string, n: string) => access.authorizer.check(requester, { resourceRequest: true, verb: "impersonate", apiGroup, resource, namespace: "", name: n });
+  check("", "users", name);
+  for (const g of groups) check("", "groups", g);
+  if (uid) check("authentication.k8s.io", "uids", uid);
+  return { name, ...(uid ? { uid } : {}), groups: [...new Set([...groups, AUTHENTICATED_GROUP])] };
 }
 
 /** A SelfSubjectAccessReview's spec as attributes; a malformed one is a 400 naming the field. */

@@ -4,6 +4,7 @@ import { BadRequestError, NotFoundError, RESOURCE_TYPES, decodeDocument, type Fi
 import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
 import { PATCH_MEDIA_TYPES } from "../logic/patch.js";
+import { PROTOBUF_MEDIA_TYPE, decodeProtobufObject } from "../logic/protobuf.js";
 import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
 import { checkKey, checkParameters, type ListQuery, type ObjectApi, type Scope } from "../objects.js";
 
@@ -84,6 +85,12 @@ export function readBody(req: FastifyRequest, accepted: ReadonlyMap<string, Docu
   const raw = req.body;
   if (raw === undefined || raw === null || raw === "") return undefined;
   const ct = mediaType(req);
+  if (ct === PROTOBUF_MEDIA_TYPE && accepted === OBJECT_MEDIA_TYPES && Buffer.isBuffer(raw)) {
+    // client-go's `kubectl create role|rolebinding|...`; the result is checked as any JSON body
+    const obj = decodeProtobufObject(raw);
+    if (!obj) throw new UnsupportedMediaTypeError(`protobuf bodies are read for the RBAC kinds only; send this object as JSON or YAML (kubectl apply does)`);
+    return decodeDocument(JSON.stringify(obj), "json", ref);
+  }
   const format = accepted.get(ct);
   if (!format) throw new UnsupportedMediaTypeError(`the body of the request was in an unknown format (${JSON.stringify(ct)}) - accepted media types include: ${[...accepted.keys()].join(", ")}`);
   return decodeDocument(String(raw), format, ref);

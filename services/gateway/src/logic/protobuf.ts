@@ -74,3 +74,75 @@ export function decodeSelfSubjectAccessReviewSpec(body: Buffer): Record<string, 
     nonResourceAttributes: n && strings(messageFields(n), { 1: "path", 2: "verb" }),
   };
 }
+
+const str = (b: Buffer | undefined) => (b === undefined ? undefined : b.toString("utf8"));
+const strs = (m: Map<number, Buffer[]>, n: number) => (m.get(n) ?? []).map((b) => b.toString("utf8"));
+const pairs = (m: Map<number, Buffer[]>, n: number): Record<string, string> | undefined => {
+  const entries = (m.get(n) ?? []).map((e) => messageFields(e)).map((f) => [str(f.get(1)?.[0]) ?? "", str(f.get(2)?.[0]) ?? ""] as const);
+  return entries.length ? Object.fromEntries(entries) : undefined;
+};
+
+/** meta/v1 ObjectMeta (generated.proto): the fields a create or update sets. */
+function objectMeta(b: Buffer | undefined): Record<string, unknown> {
+  const m = messageFields(b ?? Buffer.alloc(0));
+  const out: Record<string, unknown> = {};
+  for (const [n, k] of [[1, "name"], [2, "generateName"], [3, "namespace"], [5, "uid"], [6, "resourceVersion"]] as const) {
+    const v = str(m.get(n)?.[0]);
+    if (v) out[k] = v;
+  }
+  const labels = pairs(m, 11);
+  const annotations = pairs(m, 12);
+  if (labels) out.labels = labels;
+  if (annotations) out.annotations = annotations;
+  const finalizers = strs(m, 14);
+  if (finalizers.length) out.finalizers = finalizers;
+  return out;
+}
+
+/** rbac/v1 (generated.proto) Role, ClusterRole, RoleBinding and ClusterRoleBinding as JSON objects. */
+const RBAC_KINDS: Record<string, (m: Map<number, Buffer[]>) => Record<string, unknown>> = {
+  Role: (m) => ({ rules: (m.get(2) ?? []).map(policyRule) }),
+  ClusterRole: (m) => ({ rules: (m.get(2) ?? []).map(policyRule) }),
+  RoleBinding: binding,
+  ClusterRoleBinding: binding,
+};
+
+function policyRule(b: Buffer): Record<string, unknown> {
+  const m = messageFields(b);
+  const out: Record<string, unknown> = {};
+  for (const [n, k] of [[1, "verbs"], [2, "apiGroups"], [3, "resources"], [4, "resourceNames"], [5, "nonResourceURLs"]] as const) {
+    const v = strs(m, n);
+    if (v.length || n === 1) out[k] = v;
+  }
+  return out;
+}
+
+function binding(m: Map<number, Buffer[]>): Record<string, unknown> {
+  const subjects = (m.get(2) ?? []).map((b) => {
+    const s = messageFields(b);
+    const o: Record<string, string> = {};
+    for (const [n, k] of [[1, "kind"], [2, "apiGroup"], [3, "name"], [4, "namespace"]] as const) {
+      const v = str(s.get(n)?.[0]);
+      if (v) o[k] = v;
+    }
+    return o;
+  });
+  const r = messageFields(m.get(3)?.[0] ?? Buffer.alloc(0));
+  return { subjects, roleRef: { apiGroup: str(r.get(1)?.[0]) ?? "", kind: str(r.get(2)?.[0]) ?? "", name: str(r.get(3)?.[0]) ?? "" } };
+}
+
+/**
+ * An object client-go sent as protobuf, as JSON: the RBAC kinds (what `kubectl create role`,
+ * `clusterrole`, `rolebinding` and `clusterrolebinding` send); undefined for any other kind.
+ */
+export function decodeProtobufObject(body: Buffer): Record<string, unknown> | undefined {
+  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) throw new BadRequestError("the protobuf body does not start with Kubernetes' envelope");
+  const unknown = messageFields(body.subarray(MAGIC.length));
+  const tm = messageFields(unknown.get(1)?.[0] ?? Buffer.alloc(0));
+  const apiVersion = str(tm.get(1)?.[0]) ?? "";
+  const kind = str(tm.get(2)?.[0]) ?? "";
+  const decode = apiVersion === "rbac.authorization.k8s.io/v1" ? RBAC_KINDS[kind] : undefined;
+  if (!decode) return undefined;
+  const obj = messageFields(unknown.get(2)?.[0] ?? Buffer.alloc(0));
+  return { apiVersion, kind, metadata: objectMeta(obj.get(1)?.[0]), ...decode(obj) };
+}

@@ -177,3 +177,16 @@ test("token files in kube-apiserver's format", () => {
   assert.equal(bearerToken("Bearer a b"), undefined);
   assert.equal(bearerToken(undefined), undefined);
 });
+
+test("protobuf bodies: malformed or truncated input is a 400, unknown kinds are not decoded", async () => {
+  const { decodeProtobufObject, decodeSelfSubjectAccessReviewSpec, messageFields } = await import("./protobuf.js");
+  const magic = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+  for (const bad of [Buffer.from([0x0a]), Buffer.from([0x0a, 0x05, 0x01]), Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), Buffer.from([0x0b])]) {
+    assert.throws(() => messageFields(bad), (e: Error) => e.name === "BadRequestError", bad.toString("hex"));
+  }
+  assert.throws(() => decodeProtobufObject(Buffer.from("not protobuf")), /envelope/);
+  assert.throws(() => decodeSelfSubjectAccessReviewSpec(Buffer.concat([magic, Buffer.from([0x12, 0x09])])), (e: Error) => e.name === "BadRequestError");
+  // runtime.Unknown{typeMeta{apiVersion v1, kind ConfigMap}}: not an RBAC kind
+  const tm = Buffer.concat([Buffer.from([0x0a, 0x02]), Buffer.from("v1"), Buffer.from([0x12, 0x09]), Buffer.from("ConfigMap")]);
+  assert.equal(decodeProtobufObject(Buffer.concat([magic, Buffer.from([0x0a, tm.length]), tm])), undefined);
+});
