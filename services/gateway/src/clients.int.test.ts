@@ -76,6 +76,30 @@ describe("stock Kubernetes clients against the gateway", () => {
     assert.match(list.stdout, /default\s+nginx-propagation/);
   });
 
+  test("kubectl get prints Karmada's columns (server-side Table)", async (t) => {
+    if (!(await hasKubectl())) {
+      if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");
+      t.skip("kubectl not installed");
+      return;
+    }
+    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    const c = await store.create({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "member1" }, spec: { syncMode: "Push", apiEndpoint: "https://10.0.0.1:6443" } });
+    await store.updateStatus({ ...c, status: { kubernetesVersion: "v1.29.3", conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", lastTransitionTime: new Date().toISOString() }] } });
+    const clusters = (await kubectl("get", "clusters")).stdout.trim().split("\n").map((l) => l.trim().split(/\s+/));
+    assert.deepEqual(clusters[0], ["NAME", "VERSION", "MODE", "READY", "AGE"]);
+    assert.deepEqual(clusters[1]!.slice(0, 4), ["member1", "v1.29.3", "Push", "True"]);
+    const wide = (await kubectl("get", "clusters", "-o", "wide")).stdout;
+    assert.match(wide, /APIENDPOINT[\s\S]*https:\/\/10\.0\.0\.1:6443/);
+    const works = (await kubectl("get", "works", "-n", "karmada-es-member1", "--chunk-size=5")).stdout.trim().split("\n");
+    assert.deepEqual(works[0]!.trim().split(/\s+/), ["NAME", "WORKLOAD-KIND", "APPLIED", "AGE"]);
+    assert.equal(works.length, 13, "12 Works of member1 over three pages, and the header");
+    const pps = (await kubectl("get", "pp", "-A")).stdout.trim().split("\n")[0]!.trim().split(/\s+/);
+    assert.deepEqual(pps, ["NAMESPACE", "NAME", "CONFLICT-RESOLUTION", "PRIORITY", "AGE"]);
+    // a single object, and -o json still gets the object itself
+    assert.match((await kubectl("get", "cluster", "member1")).stdout, /member1\s+v1\.29\.3\s+Push\s+True/);
+    assert.equal(JSON.parse((await kubectl("get", "cluster", "member1", "-o", "json")).stdout).spec.apiEndpoint, "https://10.0.0.1:6443");
+  });
+
   test("kubectl get --chunk-size pages with limit and continue", async (t) => {
     if (!(await hasKubectl())) {
       if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");

@@ -5,6 +5,7 @@ import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
 import { PATCH_MEDIA_TYPES } from "../logic/patch.js";
 import { PROTOBUF_MEDIA_TYPE, decodeProtobufObject } from "../logic/protobuf.js";
+import { toTable, wantsTable } from "../logic/table.js";
 import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
 import { checkKey, checkParameters, type ListQuery, type ObjectApi, type Scope } from "../objects.js";
 
@@ -231,6 +232,12 @@ export function registerKubeRoutes(app: FastifyInstance, apiFor: (req: FastifyRe
     switch (req.method) {
       case "GET":
         if (watch) return streamWatch(api, s, req, reply, q, p.name);
+        if (wantsTable(req.headers.accept)) {
+          // kubectl get: rows with the kind's printer columns (a list is read a page at a time when it asks for one)
+          if (p.name) return toTable(p.type, [await api.get(s, p.name)], {}, { includeObject: q.includeObject });
+          const page = await api.list(s, listQuery(q));
+          return toTable(p.type, page.items, page, { includeObject: q.includeObject });
+        }
         if (p.name) return api.get(s, p.name);
         return sendList(api, s, q, reply);
       case "POST":
