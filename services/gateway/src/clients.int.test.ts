@@ -1,13 +1,13 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { readFile, writeFile, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
-import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
 import { silentLogger } from "@flotilla/log";
 import { injectAsAdmin, testAccess, testTls, TOKENS } from "./access.test-support.js";
@@ -95,8 +95,20 @@ describe("stock Kubernetes clients against the gateway", () => {
     assert.equal(works.length, 13, "12 Works of member1 over three pages, and the header");
     const pps = (await kubectl("get", "pp", "-A")).stdout.trim().split("\n")[0]!.trim().split(/\s+/);
     assert.deepEqual(pps, ["NAMESPACE", "NAME", "CONFLICT-RESOLUTION", "PRIORITY", "AGE"]);
+    // kubectl get -w prints the same columns for each change
+    const w = spawn("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, "get", "clusters", "-w"], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    let out = "";
+    w.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    try {
+      await eventually(() => /member1\s+v1\.29\.3\s+Push\s+True/.test(out), { timeoutMs: 10_000, message: `kubectl get -w printed: ${out}` });
+      const cur = (await store.get({ gk: "cluster.karmada.io/Cluster", name: "member1" }))!;
+      await store.updateStatus({ ...cur, status: { ...(cur.status as object), conditions: [{ type: "Ready", status: "False", reason: "ClusterNotReachable", lastTransitionTime: new Date().toISOString() }] } });
+      await eventually(() => /member1\s+v1\.29\.3\s+Push\s+False/.test(out), { timeoutMs: 10_000, message: `kubectl get -w printed: ${out}` });
+    } finally {
+      w.kill();
+    }
     // a single object, and -o json still gets the object itself
-    assert.match((await kubectl("get", "cluster", "member1")).stdout, /member1\s+v1\.29\.3\s+Push\s+True/);
+    assert.match((await kubectl("get", "cluster", "member1")).stdout, /member1\s+v1\.29\.3\s+Push\s+False/);
     assert.equal(JSON.parse((await kubectl("get", "cluster", "member1", "-o", "json")).stdout).spec.apiEndpoint, "https://10.0.0.1:6443");
   });
 

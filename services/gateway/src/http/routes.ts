@@ -166,9 +166,12 @@ async function streamWatch(api: ObjectApi, s: Scope, req: FastifyRequest, reply:
   reply.hijack();
   reply.raw.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked", "cache-control": "no-cache" });
   reply.raw.flushHeaders();
+  // kubectl get -w: each event's object is a one-row Table
+  const table = wantsTable(req.headers.accept);
   const write = (e: { type: string; object: KubeObject }) => {
     if (name && e.object.metadata.name !== name) return;
-    reply.raw.write(JSON.stringify(e) + "\n");
+    const object = table ? toTable(s.type, [e.object], { resourceVersion: e.object.metadata.resourceVersion }, { includeObject: q.includeObject }) : e.object;
+    reply.raw.write(JSON.stringify({ type: e.type, object }) + "\n");
   };
   try {
     for await (const e of events) write(e);
