@@ -112,20 +112,23 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       if (key && key.startsWith(executionNamespace(cluster) + "/")) works.add(key);
     },
     onReconnect: (cluster) => fanOut(cluster, "reconnect"),
+    onNewClient: (cluster) => fanOut(cluster, "new-client"),
   });
 
   /**
    * Compares every Work of a member with what the member holds: on start, when the cluster
-   * turns Ready, and when its informers read it again after failed lists. When the member is
+   * turns Ready, when it is reached through a new client (endpoint or credential changed), and
+   * when its informers read it again after failed lists. When the member is
    * Ready, each kind its Works use is listed afresh first (one list per member and kind) and
    * only then are its Works reconciled, against that list: a missing or drifted object is
    * applied again, whatever the Works' status said before. Not Ready, its Works are reconciled
    * so their health turns Unknown.
    */
-  const reconcileMember = async (cluster: string, why: ClusterTransition | "start" | "reconnect") => {
+  type Why = ClusterTransition | "start" | "reconnect" | "new-client";
+  const reconcileMember = async (cluster: string, why: Why) => {
     const { items } = await deps.store.list<Work>(WORK_GK, { namespace: executionNamespace(cluster) });
     const entry = clusters.get(cluster);
-    if ((why === "start" || why === "ready") && items.length && entry?.ready && !entry.deleting && entry.endpoint.ok) {
+    if ((why === "start" || why === "ready" || why === "new-client") && items.length && entry?.ready && !entry.deleting && entry.endpoint.ok) {
       const kinds = new Map<string, { apiVersion: string; kind: string }>();
       for (const w of items) {
         if (w.metadata.deletionTimestamp) continue;
@@ -138,7 +141,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     if (items.length) log.info({ cluster, reason: why, works: items.length }, "reconciling the works of a cluster");
   };
 
-  const fanOut = (cluster: string, t: ClusterTransition | "start" | "reconnect") => {
+  const fanOut = (cluster: string, t: Why) => {
     if (t === "ready") members.kick(cluster);
     if (t === "gone") members.drop(cluster);
     void reconcileMember(cluster, t).catch((e) => log.warn({ err: e, cluster }, "listing the works of a cluster failed"));

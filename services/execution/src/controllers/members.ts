@@ -32,6 +32,8 @@ export interface MembersOptions {
   watchTimeoutSeconds?: number;
   /** An informer of the cluster listed it again after failed lists (the member is readable again). */
   onReconnect?: (cluster: string) => void;
+  /** The cluster's client was replaced (endpoint or credential changed): its informers started over. */
+  onNewClient?: (cluster: string) => void;
 }
 
 export const MANAGED_SELECTOR = `${ManagedByKarmadaLabel}=${ManagedByKarmadaLabelValue}`;
@@ -44,9 +46,16 @@ export const MANAGED_SELECTOR = `${ManagedByKarmadaLabel}=${ManagedByKarmadaLabe
 export class Members {
   private readonly clients: MemberClientCache;
   private readonly members = new Map<string, Member>();
+  private dropping?: string;
 
   constructor(private readonly o: MembersOptions) {
-    this.clients = new MemberClientCache({ defaults: o.client, onInvalidate: (c) => this.reset(c) });
+    this.clients = new MemberClientCache({
+      defaults: o.client,
+      onInvalidate: (c) => {
+        this.reset(c);
+        if (this.dropping !== c) this.o.onNewClient?.(c);
+      },
+    });
   }
 
   private member(cluster: string): Member {
@@ -164,7 +173,12 @@ export class Members {
 
   /** The cluster left: close its client, stop its informers. */
   drop(cluster: string): void {
-    this.clients.drop(cluster);
+    this.dropping = cluster;
+    try {
+      this.clients.drop(cluster);
+    } finally {
+      this.dropping = undefined;
+    }
     this.reset(cluster);
   }
 
