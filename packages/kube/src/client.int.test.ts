@@ -164,6 +164,44 @@ test("an informer lists, then follows changes of selected objects, and lists aga
   assert.deepEqual(inf.list().map((o) => o.metadata.name), ["new"]);
 });
 
+test("an informer asked to list again is not synced until the member answered, and a failed list leaves it unsynced until one succeeds", async (t) => {
+  const s = await sim(t);
+  const c = s.cluster("m1");
+  const client = new MemberClient({ server: c.url, token: c.token });
+  t.after(() => client.close());
+  c.create(cm("kept", { a: "1" }, { labels: { sel: "yes" } }) as never);
+  const events: string[] = [];
+  const listed: boolean[] = [];
+  const inf = new MemberInformer({
+    client,
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    labelSelector: "sel=yes",
+    onChange: (type, o) => events.push(`${type} ${o.metadata.name}`),
+    onListed: ({ afterFailure }) => listed.push(afterFailure),
+    backoff: { baseMs: 50, maxMs: 200 },
+  }).start();
+  t.after(() => inf.stop());
+  assert.equal(await inf.waitListed(3000), true);
+  assert.deepEqual(listed, [false]);
+
+  // the member is rebuilt without the object and no watch event says so: relist() finds it
+  await s.setFault("m1", { mode: "unreachable" });
+  c.delete("v1", "ConfigMap", "kept", "ns1");
+  inf.relist();
+  assert.equal(inf.synced, false, "the cache from before is not current");
+  assert.equal(await inf.waitListed(3000), false, "one failed attempt answers the waiter");
+  assert.ok(inf.lastError);
+  assert.equal(inf.get("ns1", "kept")?.metadata.name, "kept", "still cached, but not synced");
+
+  await s.setFault("m1", { mode: "healthy" });
+  inf.kick();
+  assert.equal(await inf.waitSynced(5000), true);
+  assert.equal(inf.get("ns1", "kept"), undefined);
+  assert.ok(events.includes("DELETED kept"));
+  assert.equal(listed.at(-1), true, "the list after failures is reported as a reconnect");
+});
+
 test("the client cache reuses a client while endpoint and token stay, and replaces it when either changes", async (t) => {
   const invalidated: string[] = [];
   const cache = new MemberClientCache({ onInvalidate: (c) => invalidated.push(c) });

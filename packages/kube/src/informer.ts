@@ -17,6 +17,8 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number;
   /** Backoff between failed lists (default 500 ms doubling to 30 s). */
   backoff?: { baseMs: number; maxMs: number };
+  /** Called after every successful list, with whether lists had failed since the previous one (a reconnect). */
+  onListed?(info: { afterFailure: boolean }): void;
 }
 
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
@@ -24,23 +26,29 @@ const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.nam
 /**
  * A list-then-watch cache of one kind on one member (client-go's reflector + store, reduced):
  * lists, replays differences as events, watches from the list's resourceVersion, and lists
- * again when the watch ends or fails. `synced` is true after the first successful list.
+ * again when the watch ends or fails. `synced` is true while the cache is known current: after
+ * a successful list, until a list fails or `relist()` asks for a fresh one (a cache kept from
+ * before a disconnect is not trusted until the member has been listed again).
  */
 export class MemberInformer {
   private readonly items = new Map<string, KubeObject>();
   private stopped = false;
   private watch?: WatchHandle;
+  private endWatch?: () => void;
   private wake?: () => void;
   private loop?: Promise<void>;
   private failures = 0;
-  private syncedOnce = false;
+  private current = false;
   private syncWaiters: (() => void)[] = [];
+  private listWaiters: (() => void)[] = [];
+  /** Bumped by `relist()`: a list that started before it does not make the cache current. */
+  private epoch = 0;
   lastError?: string;
 
   constructor(private readonly o: InformerOptions) {}
 
   get synced(): boolean {
-    return this.syncedOnce;
+    return this.current;
   }
 
   get size(): number {
@@ -57,8 +65,23 @@ export class MemberInformer {
     this.stopped = true;
     this.watch?.stop();
     this.wake?.();
-    for (const w of this.syncWaiters.splice(0)) w();
+    for (const w of [...this.syncWaiters.splice(0), ...this.listWaiters.splice(0)]) w();
     await this.loop;
+  }
+
+  /**
+   * Lists the member again now (the member came back, or the control plane took it over): the
+   * cache is not `synced` until that list succeeded, and its differences are reported as events.
+   */
+  relist(): void {
+    if (this.stopped) return;
+    this.current = false;
+    this.epoch++;
+    this.failures = 0;
+    this.lastError = undefined; // a fresh attempt is under way: callers wait for it (waitListed)
+    this.watch?.stop();
+    this.endWatch?.();
+    this.wake?.();
   }
 
   /** Cuts a backoff short (e.g. the member just became reachable again). */
@@ -87,12 +110,25 @@ export class MemberInformer {
     this.items.delete(`${namespace ?? ""}/${name}`);
   }
 
-  /** Resolves once synced (or stopped), or after `timeoutMs`. */
+  /** Resolves once synced (or stopped), or after `timeoutMs`, with `synced`. */
   waitSynced(timeoutMs: number): Promise<boolean> {
-    if (this.syncedOnce || this.stopped) return Promise.resolve(this.syncedOnce);
+    if (this.current || this.stopped) return Promise.resolve(this.current);
     return new Promise((resolve) => {
-      const t = setTimeout(() => resolve(this.syncedOnce), timeoutMs);
-      this.syncWaiters.push(() => (clearTimeout(t), resolve(this.syncedOnce)));
+      const t = setTimeout(() => resolve(this.current), timeoutMs);
+      this.syncWaiters.push(() => (clearTimeout(t), resolve(this.current)));
+    });
+  }
+
+  /**
+   * Resolves with `synced` at once when synced, else after the next list attempt (success or
+   * failure), stop, or `timeoutMs`: a caller that must not act on a stale cache waits for one
+   * answer from the member rather than for a member that may be down.
+   */
+  waitListed(timeoutMs: number): Promise<boolean> {
+    if (this.current || this.stopped) return Promise.resolve(this.current);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => resolve(this.current), timeoutMs);
+      this.listWaiters.push(() => (clearTimeout(t), resolve(this.current)));
     });
   }
 
@@ -101,24 +137,34 @@ export class MemberInformer {
     while (!this.stopped) {
       let rv: string;
       try {
-        rv = await this.relist();
+        const afterFailure = this.failures > 0 || this.lastError !== undefined;
+        const epoch = this.epoch;
+        rv = await this.listOnce();
+        if (epoch !== this.epoch) continue; // relist() was asked for while this list ran
         this.failures = 0;
         this.lastError = undefined;
+        this.current = true;
+        this.o.onListed?.({ afterFailure });
+        for (const w of [...this.syncWaiters.splice(0), ...this.listWaiters.splice(0)]) w();
       } catch (e) {
+        if (this.stopped) break;
         this.failures++;
         this.lastError = (e as Error).message;
+        this.current = false;
+        for (const w of this.listWaiters.splice(0)) w();
         this.o.onError?.(e);
         await this.sleep(Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(this.failures - 1, 16)));
         continue;
       }
       const started = Date.now();
-      await this.watchFrom(rv);
-      // A watch that ends at once (refused, 410 Gone) should not spin.
-      if (!this.stopped && Date.now() - started < 1000) await this.sleep(Math.min(backoff.maxMs, backoff.baseMs * 2));
+      const epoch = this.epoch;
+      await this.watchFrom(rv, epoch);
+      // A watch that ends at once (refused, 410 Gone) should not spin; one ended by relist() lists at once.
+      if (!this.stopped && epoch === this.epoch && Date.now() - started < 1000) await this.sleep(Math.min(backoff.maxMs, backoff.baseMs * 2));
     }
   }
 
-  private async relist(): Promise<string> {
+  private async listOnce(): Promise<string> {
     const { items, resourceVersion } = await this.o.client.list(this.o.apiVersion, this.o.kind, { labelSelector: this.o.labelSelector, timeoutMs: 30_000 });
     const seen = new Set<string>();
     for (const obj of items) {
@@ -136,22 +182,20 @@ export class MemberInformer {
       this.items.delete(k);
       this.o.onChange("DELETED", obj);
     }
-    if (!this.syncedOnce) {
-      this.syncedOnce = true;
-      for (const w of this.syncWaiters.splice(0)) w();
-    }
     return resourceVersion;
   }
 
-  private watchFrom(resourceVersion: string): Promise<void> {
+  private watchFrom(resourceVersion: string, epoch: number): Promise<void> {
     return new Promise<void>((resolve) => {
       if (this.stopped) return resolve();
       let finished = false;
       const finish = () => {
         if (finished) return;
         finished = true;
+        this.endWatch = undefined;
         resolve();
       };
+      this.endWatch = finish;
       this.o.client
         .watch(
           this.o.apiVersion,
@@ -184,7 +228,7 @@ export class MemberInformer {
         .then(
           (h) => {
             this.watch = h;
-            if (this.stopped) h.stop();
+            if (this.stopped || epoch !== this.epoch) h.stop();
           },
           () => finish(),
         );

@@ -1,13 +1,13 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import * as grpc from "@grpc/grpc-js";
-import { CORE, KARMADA, executionNamespace, groupKind, type KubeObject } from "@flotilla/api";
+import { CORE, KARMADA, executionNamespace, groupKind, type KubeObject, type Work } from "@flotilla/api";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller } from "@flotilla/runtime";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import type { HealthResult } from "@flotilla/kube";
 import { ReadyThresholds } from "./logic/cluster-ready.js";
-import { workKeyOf } from "./logic/work.js";
+import { manifestsOf, workKeyOf } from "./logic/work.js";
 import { ClusterCache, CLUSTER_GK, type ClusterTransition } from "./controllers/cluster-cache.js";
 import { clusterStatusController } from "./controllers/cluster-status.js";
 import { estimatorHandlers, estimatorServiceDefinition } from "./controllers/estimator.js";
@@ -111,19 +111,40 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       const key = workKeyOf(obj);
       if (key && key.startsWith(executionNamespace(cluster) + "/")) works.add(key);
     },
+    onReconnect: (cluster) => fanOut(cluster, "reconnect"),
+    onNewClient: (cluster) => fanOut(cluster, "new-client"),
   });
 
-  const fanOut = (cluster: string, t: ClusterTransition) => {
-    if (t === "not-ready") return;
+  /**
+   * Compares every Work of a member with what the member holds: on start, when the cluster
+   * turns Ready, when it is reached through a new client (endpoint or credential changed), and
+   * when its informers read it again after failed lists. When the member is
+   * Ready, each kind its Works use is listed afresh first (one list per member and kind) and
+   * only then are its Works reconciled, against that list: a missing or drifted object is
+   * applied again, whatever the Works' status said before. Not Ready, its Works are reconciled
+   * so their health turns Unknown.
+   */
+  type Why = ClusterTransition | "start" | "reconnect" | "new-client";
+  const reconcileMember = async (cluster: string, why: Why) => {
+    const { items } = await deps.store.list<Work>(WORK_GK, { namespace: executionNamespace(cluster) });
+    const entry = clusters.get(cluster);
+    if ((why === "start" || why === "ready" || why === "new-client") && items.length && entry?.ready && !entry.deleting && entry.endpoint.ok) {
+      const kinds = new Map<string, { apiVersion: string; kind: string }>();
+      for (const w of items) {
+        if (w.metadata.deletionTimestamp) continue;
+        for (const m of manifestsOf(w)) kinds.set(`${m.apiVersion}/${m.kind}`, { apiVersion: m.apiVersion, kind: m.kind });
+      }
+      const listed = await members.relist(cluster, members.client(cluster, entry.endpoint.endpoint), [...kinds.values()], s.MEMBER_REQUEST_TIMEOUT);
+      log.info({ cluster, reason: why, kinds: kinds.size, listed }, "member listed; comparing its works with it");
+    }
+    for (const w of items) works.add(objectKey({ namespace: w.metadata.namespace, name: w.metadata.name }));
+    if (items.length) log.info({ cluster, reason: why, works: items.length }, "reconciling the works of a cluster");
+  };
+
+  const fanOut = (cluster: string, t: Why) => {
     if (t === "ready") members.kick(cluster);
     if (t === "gone") members.drop(cluster);
-    void deps.store
-      .list(WORK_GK, { namespace: executionNamespace(cluster) })
-      .then(({ items }) => {
-        for (const w of items) works.add(objectKey({ namespace: w.metadata.namespace, name: w.metadata.name }));
-        if (items.length) log.info({ cluster, transition: t, works: items.length }, "cluster changed; reconciling its works");
-      })
-      .catch((e) => log.warn({ err: e, cluster }, "listing the works of a cluster failed"));
+    void reconcileMember(cluster, t).catch((e) => log.warn({ err: e, cluster }, "listing the works of a cluster failed"));
   };
 
   const clusters = new ClusterCache(deps.store, { refreshMs: s.CLUSTER_CACHE_REFRESH, log: log.child({ component: "cluster-cache" }), onTransition: fanOut, policy: { allowHttp: s.MEMBER_ALLOW_HTTP } });
@@ -131,7 +152,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
 
   const runner = { timerPollMs: deps.runner?.timerPollMs, backoff: deps.runner?.backoff };
   works = createController({
-    reconciler: executionController({ store: deps.store, clusters, members, seen: worksSeen, retryMs: s.WORK_RETRY_INTERVAL }),
+    reconciler: executionController({ store: deps.store, clusters, members, seen: worksSeen, retryMs: s.WORK_RETRY_INTERVAL, listWaitMs: s.MEMBER_REQUEST_TIMEOUT }),
     sql: deps.sql,
     log,
     concurrency: s.WORK_CONCURRENCY,
@@ -236,6 +257,8 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       works.start();
       clusterStatus.start();
       void clusterStatus.resync().catch(() => {});
+      // nothing is taken from an earlier life: every member is compared with its Works now
+      for (const cluster of clusters.names()) fanOut(cluster, "start");
       if (deps.js) {
         const prefix = s.EVENTS_PREFIX;
         const durable = deps.durablePrefix ?? "execution";

@@ -28,8 +28,13 @@ export interface Harness {
   db: TestDatabase;
   store: ObjectStore;
   sim: Simulator;
-  exec: Execution;
+  /** The running execution service (replaced by `restart`). */
+  readonly exec: Execution;
   estimatorAddress: string;
+  /** Stops the execution service; `startAgain` then runs a new one on the same database and stream. */
+  stopExecution(): Promise<void>;
+  /** A new execution service (fresh memory: no clients, informers or records) on the same database and stream. */
+  startAgain(): Promise<Execution>;
   /** Creates the Secret (karmada-cluster/<name>, data.token) and the Cluster for a simulated member. */
   join(name: string, o?: { token?: string }): Promise<Cluster>;
   /** Creates a Work for `cluster` holding `manifests`, with the execution finalizer as the binding controller sets it. */
@@ -49,18 +54,21 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
   const relay = startRelay({ sql: db.sql, nc, stream, prefix, pollMs: 20, retentionMs: 0 });
   const store = new ObjectStore(db.sql);
   const sim = await startSimulator({ admin: false, defaults: { readyDelayMs: o.readyDelayMs ?? 50 }, clusters: o.clusters });
-  const exec = buildExecution({
-    store,
-    sql: db.sql,
-    js: jetstream(nc),
-    log,
-    // the simulator serves plain http on 127.0.0.1
-    settings: { ...FAST, MEMBER_ALLOW_HTTP: "loopback", ...o.settings, EVENTS_STREAM: stream, EVENTS_PREFIX: prefix },
-    runner: { timerPollMs: 20, backoff: { baseMs: 20, maxMs: 300 } },
-  });
+  const build = () =>
+    buildExecution({
+      store,
+      sql: db.sql,
+      js: jetstream(nc),
+      log,
+      // the simulator serves plain http on 127.0.0.1
+      settings: { ...FAST, MEMBER_ALLOW_HTTP: "loopback", ...o.settings, EVENTS_STREAM: stream, EVENTS_PREFIX: prefix },
+      runner: { timerPollMs: 20, backoff: { baseMs: 20, maxMs: 300 } },
+    });
+  let exec = build();
+  let running = true;
   const { estimatorAddress } = await exec.start({ estimatorPort: 0 });
   t.after(async () => {
-    await exec.stop();
+    if (running) await exec.stop();
     await relay.stop();
     await sim.close();
     await jsm.streams.delete(stream).catch(() => {});
@@ -71,8 +79,21 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
     db,
     store,
     sim,
-    exec,
+    get exec() {
+      return exec;
+    },
     estimatorAddress: estimatorAddress!,
+    async stopExecution() {
+      if (running) await exec.stop();
+      running = false;
+    },
+    async startAgain() {
+      if (running) await exec.stop();
+      exec = build();
+      running = true;
+      await exec.start();
+      return exec;
+    },
     async join(name, jo = {}) {
       const c = sim.cluster(name);
       await store.create({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "karmada-cluster" }, type: "Opaque", data: { token: Buffer.from(jo.token ?? c.token).toString("base64") } });

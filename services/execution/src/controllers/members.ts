@@ -30,6 +30,10 @@ export interface MembersOptions {
   onObject?: (cluster: string, type: InformerEvent, obj: KubeObject) => void;
   /** Re-list period of the member informers (server-side watch timeout), seconds. */
   watchTimeoutSeconds?: number;
+  /** An informer of the cluster listed it again after failed lists (the member is readable again). */
+  onReconnect?: (cluster: string) => void;
+  /** The cluster's client was replaced (endpoint or credential changed): its informers started over. */
+  onNewClient?: (cluster: string) => void;
 }
 
 export const MANAGED_SELECTOR = `${ManagedByKarmadaLabel}=${ManagedByKarmadaLabelValue}`;
@@ -42,9 +46,16 @@ export const MANAGED_SELECTOR = `${ManagedByKarmadaLabel}=${ManagedByKarmadaLabe
 export class Members {
   private readonly clients: MemberClientCache;
   private readonly members = new Map<string, Member>();
+  private dropping?: string;
 
   constructor(private readonly o: MembersOptions) {
-    this.clients = new MemberClientCache({ defaults: o.client, onInvalidate: (c) => this.reset(c) });
+    this.clients = new MemberClientCache({
+      defaults: o.client,
+      onInvalidate: (c) => {
+        this.reset(c);
+        if (this.dropping !== c) this.o.onNewClient?.(c);
+      },
+    });
   }
 
   private member(cluster: string): Member {
@@ -72,6 +83,9 @@ export class Members {
         watchTimeoutSeconds: this.o.watchTimeoutSeconds,
         onChange: (type, obj) => this.o.onObject?.(cluster, type, obj),
         onError: (err) => this.o.log.debug({ err, cluster, kind }, "member list failed; retrying"),
+        onListed: ({ afterFailure }) => {
+          if (afterFailure) this.o.onReconnect?.(cluster);
+        },
       }).start();
       m.informers.set(k, inf);
     }
@@ -86,6 +100,27 @@ export class Members {
   /** Cuts the informers' backoff short (the member just became Ready). */
   kick(cluster: string): void {
     for (const inf of this.members.get(cluster)?.informers.values() ?? []) inf.kick();
+  }
+
+  /**
+   * Lists the member afresh for every given kind it serves (informers started where missing,
+   * running ones asked to list again) and waits, at most `timeoutMs`, for those lists: one list
+   * per member and kind, however many Works use it. Until its list is back, an informer is not
+   * `synced` and the Works wait for it instead of trusting what was cached before. Resolves
+   * with whether every list succeeded.
+   */
+  async relist(cluster: string, client: MemberClient, kinds: { apiVersion: string; kind: string }[], timeoutMs: number): Promise<boolean> {
+    const infs: MemberInformer[] = [];
+    let discovered = true;
+    for (const { apiVersion, kind } of kinds) {
+      const res = await client.resourceFor(apiVersion, kind).catch(() => ((discovered = false), undefined));
+      if (!res) continue; // not served (or discovery failed): the Work's reconcile reports it
+      const existing = this.peekInformer(cluster, apiVersion, kind);
+      if (existing) existing.relist();
+      infs.push(existing ?? this.informer(cluster, client, apiVersion, kind));
+    }
+    const ok = await Promise.all(infs.map((i) => i.waitListed(timeoutMs)));
+    return discovered && ok.every(Boolean);
   }
 
   record(cluster: string, key: string): AppliedRecord | undefined {
@@ -138,7 +173,12 @@ export class Members {
 
   /** The cluster left: close its client, stop its informers. */
   drop(cluster: string): void {
-    this.clients.drop(cluster);
+    this.dropping = cluster;
+    try {
+      this.clients.drop(cluster);
+    } finally {
+      this.dropping = undefined;
+    }
     this.reset(cluster);
   }
 

@@ -18,6 +18,7 @@ import {
   desiredObject,
   digest,
   dispatchingCondition,
+  healthUnknown,
   identifierOf,
   isManaged,
   isSuspended,
@@ -50,12 +51,22 @@ export interface WorkDeps {
    * the cluster's Works at once anyway.
    */
   retryMs: number;
+  /**
+   * How long a reconcile waits for the member's first (or fresh) list of a kind before it gives
+   * up for now (default 10 s). A member that just failed a list is not waited for.
+   */
+  listWaitMs?: number;
   now?: () => Date;
 }
 
 /** A failure the runner should retry (the member was unreachable, a write raced). */
 class RetryableError extends Error {
   override readonly name = "RetryableError";
+}
+
+/** The member's objects of a kind could not be listed: what it holds is not known. */
+class MemberUnreadableError extends Error {
+  override readonly name = "MemberUnreadableError";
 }
 
 function splitKey(key: string): { namespace: string; name: string } {
@@ -76,7 +87,7 @@ function describe(e: unknown): string {
 
 /** Whether retrying could help: the member did not answer, answered 5xx/429, or a write raced. */
 function retryable(e: unknown): boolean {
-  if (isKubeUnreachable(e) || isKubeConflict(e)) return true;
+  if (isKubeUnreachable(e) || isKubeConflict(e) || e instanceof MemberUnreadableError) return true;
   const code = (e as Partial<KubeApiError>).code;
   return e instanceof Error && e.name === "KubeApiError" && typeof code === "number" && (code >= 500 || code === 429);
 }
@@ -91,6 +102,7 @@ function retryable(e: unknown): boolean {
  */
 export function executionController(d: WorkDeps): Reconciler<string> {
   const now = d.now ?? (() => new Date());
+  const listWaitMs = d.listWaitMs ?? 10_000;
 
   async function writeStatus(work: Work, key: string, status: WorkStatusJson): Promise<Work> {
     if (sameWorkStatus(work.status as WorkStatusJson | undefined, status)) return work;
@@ -152,7 +164,7 @@ export function executionController(d: WorkDeps): Reconciler<string> {
     return done();
   }
 
-  async function applyAll(work: Work, cluster: string, client: MemberClient, parent: AbortSignal): Promise<{ statuses: ManifestStatus[]; errors: string[]; retry: boolean }> {
+  async function applyAll(work: Work, cluster: string, client: MemberClient, parent: AbortSignal, previous: readonly ManifestStatus[]): Promise<{ statuses: ManifestStatus[]; errors: string[]; retry: boolean }> {
     const manifests = manifestsOf(work);
     // one signal for every request of this reconcile (each request listens on it)
     const ac = new AbortController();
@@ -171,6 +183,11 @@ export function executionController(d: WorkDeps): Reconciler<string> {
           const res = await client.resourceFor(desired.apiVersion, desired.kind);
           if (!res) throw new Error(`the member does not serve ${desired.kind} in ${desired.apiVersion}`);
           const inf = d.members.informer(cluster, client, desired.apiVersion, desired.kind);
+          // Only a cache listed since the last start, reconnect or return of the member says what
+          // it holds; a cache from before (or none yet) is waited for, never taken as the truth.
+          if (!inf.synced && (inf.lastError !== undefined || !(await inf.waitListed(listWaitMs)))) {
+            throw new MemberUnreadableError(`the member's ${desired.kind} objects could not be listed${inf.lastError ? `: ${inf.lastError}` : ""}`);
+          }
           const ns = res.namespaced ? desired.metadata.namespace : undefined;
           const observed = inf.get(ns, desired.metadata.name ?? "");
           const objKey = objectKeyOf(desired);
@@ -195,7 +212,12 @@ export function executionController(d: WorkDeps): Reconciler<string> {
           const status = reflectStatus(object);
           statuses.push({ identifier: identifierOf(i, desired, res.name), ...(status ? { status } : {}), health: interpretHealth(object) });
         } catch (e) {
-          if (retryable(e)) retry = true;
+          if (retryable(e)) {
+            retry = true;
+            // what the member holds is not known now: the last observation stays, not Healthy
+            const prev = previous.find((p) => p.identifier.ordinal === i && p.identifier.kind === desired.kind && p.identifier.name === (desired.metadata.name ?? ""));
+            if (prev) statuses.push(...healthUnknown([prev]));
+          }
           errors.push(describe(e));
         }
       }),
@@ -241,11 +263,13 @@ export function executionController(d: WorkDeps): Reconciler<string> {
       const entry = d.clusters.get(cluster) ?? (await d.clusters.fresh(cluster));
       if (!entry || !entry.ready || !entry.endpoint.ok) {
         ctx.log.debug({ cluster, reason: !entry ? "cluster not found" : !entry.ready ? "cluster not ready" : entry.endpoint.ok ? "" : entry.endpoint.reason }, "work waits for its cluster");
+        // What the member holds cannot be read now: its objects' health is not known.
+        await writeStatus(work, key, { ...current, conditions, ...(current.manifestStatuses ? { manifestStatuses: healthUnknown(current.manifestStatuses) } : {}) });
         return after(d.retryMs);
       }
       const client = d.members.client(cluster, entry.endpoint.endpoint);
 
-      const { statuses, errors, retry } = await applyAll(work, cluster, client, ctx.signal);
+      const { statuses, errors, retry } = await applyAll(work, cluster, client, ctx.signal, current.manifestStatuses ?? []);
       conditions = setCondition(conditions, appliedCondition(manifestsOf(work).length, errors, gen), t);
       await writeStatus(work, key, { conditions, manifestStatuses: statuses });
       if (retry) {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject, Work } from "@flotilla/api";
-import { appliedCondition, desiredObject, digest, objectVersion, overwrites, sameWorkStatus, updateVerdict, withoutClaim, workKeyOf } from "./work.js";
+import { appliedCondition, desiredObject, digest, healthUnknown, objectVersion, overwrites, sameWorkStatus, updateVerdict, withoutClaim, workKeyOf } from "./work.js";
 
 const work = (annotations?: Record<string, string>): Work => ({
   apiVersion: "work.karmada.io/v1alpha1",
@@ -77,4 +77,17 @@ test("statuses that differ only in condition transition times are the same", () 
   const b = { conditions: [{ type: "Applied", status: "True", lastTransitionTime: "2026-01-02T00:00:00Z" }] };
   assert.ok(sameWorkStatus(a, b));
   assert.ok(!sameWorkStatus(a, { conditions: [{ type: "Applied", status: "False" }] }));
+});
+
+test("a member that cannot be read keeps its objects' last reflected status but none of them is Healthy", () => {
+  const id = (ordinal: number, kind: string) => ({ ordinal, group: "", version: "v1", kind, resource: `${kind.toLowerCase()}s`, namespace: "default", name: "x" });
+  const before = [
+    { identifier: id(0, "Deployment"), status: { readyReplicas: 2 }, health: "Healthy" as const },
+    { identifier: id(1, "Service"), health: "Unhealthy" as const },
+    { identifier: id(2, "ConfigMap"), health: "Unknown" as const },
+  ];
+  const after = healthUnknown(before);
+  assert.deepEqual(after.map((s) => s.health), ["Unknown", "Unknown", "Unknown"]);
+  assert.deepEqual(after[0]?.status, { readyReplicas: 2 });
+  assert.equal(before[0]?.health, "Healthy", "the input is not changed");
 });

@@ -177,3 +177,12 @@ export function sameWorkStatus(a: WorkStatusJson | undefined, b: WorkStatusJson 
   });
   return isDeepStrictEqual(JSON.parse(JSON.stringify(norm(a))), JSON.parse(JSON.stringify(norm(b))));
 }
+
+/**
+ * The manifest statuses of a member that cannot be read (cluster not Ready, unreachable, no
+ * credential): the last reflected status stays, the health becomes Unknown, so nothing is
+ * reported Healthy from an earlier observation.
+ */
+export function healthUnknown(statuses: readonly ManifestStatus[]): ManifestStatus[] {
+  return statuses.map((s) => (s.health === "Unknown" ? s : { ...s, health: "Unknown" }));
+}
