@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AnyResourceBinding, KubeObject, Work } from "@flotilla/api";
+import type { ObjectStore } from "@flotilla/store";
 import { eventually } from "@flotilla/testkit";
 import { RB, WORK, admit, nginxDeployment, nginxPropagation, schedule, setup } from "./int.test-support.js";
 
@@ -32,7 +33,7 @@ const overridePolicy = (tag: string, env: string): KubeObject => ({
   },
 });
 
-async function works(env: { store: { get<T>(r: { gk: string; namespace: string; name: string }): Promise<T | undefined> } }): Promise<[Work | undefined, Work | undefined]> {
+async function works(env: { store: ObjectStore }): Promise<[Work | undefined, Work | undefined]> {
   return Promise.all([env.store.get<Work>(work("member1")), env.store.get<Work>(work("member2"))]);
 }
 
