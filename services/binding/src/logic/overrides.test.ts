@@ -311,3 +311,18 @@ test("a failure names the policy whose rule failed and leaves the input unchange
   );
   assert.deepEqual(d, deployment());
 });
+
+test("the example policy (examples/nginx-override.yaml) on the example Deployment: a mirror image on member1, an env var on member2, a label on both", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const { parse } = await import("yaml");
+  const read = async (f: string) => parse(await readFile(new URL(`../../../../examples/${f}`, import.meta.url), "utf8")) as Json;
+  const [p, d] = await Promise.all([read("nginx-override.yaml"), read("nginx-deployment.yaml")]);
+  const render = (name: string) => applyOverrides(d, { cluster: [], namespaced: overrideEntries(matchingOverridePolicies(d, [p]), name, cluster(name)) });
+  const m1 = render("member1");
+  const m2 = render("member2");
+  assert.equal(m1.spec.template.spec.containers[0].image, "mirror.example.com/nginx:1.27");
+  assert.equal(m1.metadata.labels.cluster, "member1");
+  assert.equal(m2.spec.template.spec.containers[0].image, d.spec.template.spec.containers[0].image);
+  assert.deepEqual(m2.spec.template.spec.containers[0].env, [{ name: "REGION", value: "eu-west" }]);
+  assert.equal(m2.metadata.labels.cluster, "member2");
+});
