@@ -113,14 +113,14 @@ test("a rule with a targetCluster cannot be decided without the Cluster", () => 
   assert.equal(overrideEntries([policy("p", { overrideRules: [{ overriders: {} }] })], "gone", undefined).length, 1);
 });
 
-test("the applied-overrides annotation lists each entry sorted by policy name, and is absent without entries", () => {
+test("the applied-overrides annotation lists each entry sorted by policy name, label maps by key, and is absent without entries", () => {
   assert.equal(appliedOverridesAnnotation([]), undefined);
   assert.equal(
     appliedOverridesAnnotation([
-      { policyName: "b", overriders: { labelsOverrider: [{ operator: "add", value: { a: "1" } }] } },
+      { policyName: "b", overriders: { labelsOverrider: [{ operator: "add", value: { b: "2", a: "1" } }] } },
       { policyName: "a", overriders: {} },
     ]),
-    '[{"policyName":"a","overriders":{}},{"policyName":"b","overriders":{"labelsOverrider":[{"operator":"add","value":{"a":"1"}}]}}]',
+    '[{"policyName":"a","overriders":{}},{"policyName":"b","overriders":{"labelsOverrider":[{"operator":"add","value":{"a":"1","b":"2"}}]}}]',
   );
 });
 

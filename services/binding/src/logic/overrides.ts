@@ -82,10 +82,22 @@ export function overrideEntries(policies: readonly AnyOverridePolicy[], clusterN
   return out;
 }
 
-/** The applied-overrides annotation value: `[{"policyName","overriders"}]` sorted by name; undefined when none. */
+/** Label and annotation maps with their keys sorted, as Go's encoding/json writes a map. */
+function sortedMaps(o: Overriders): Overriders {
+  const sortMap = (m: Record<string, string> | undefined) => (m ? Object.fromEntries(Object.entries(m).sort(([a], [b]) => byteCompare(a, b))) : m);
+  const out: Overriders = { ...o };
+  if (o.labelsOverrider) out.labelsOverrider = o.labelsOverrider.map((x) => ({ ...x, value: sortMap(x.value) }));
+  if (o.annotationsOverrider) out.annotationsOverrider = o.annotationsOverrider.map((x) => ({ ...x, value: sortMap(x.value) }));
+  return out;
+}
+
+/**
+ * The applied-overrides annotation value: `[{"policyName","overriders"}]`, one item per entry
+ * (stable-sorted by policy name), fields in the API's order; undefined when there are none.
+ */
 export function appliedOverridesAnnotation(entries: readonly OverrideEntry[]): string | undefined {
   if (entries.length === 0) return undefined;
-  const items = entries.map((e) => ({ policyName: e.policyName, overriders: e.overriders })).sort((a, b) => byteCompare(a.policyName, b.policyName));
+  const items = entries.map((e) => ({ policyName: e.policyName, overriders: sortedMaps(e.overriders) })).sort((a, b) => byteCompare(a.policyName, b.policyName));
   return JSON.stringify(items);
 }
 
