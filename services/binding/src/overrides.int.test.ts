@@ -116,6 +116,20 @@ test("an OverridePolicy changes the image for one cluster and adds a label for b
       { message: "works render again and the binding is no longer stalled" },
     );
 
+    // the policy stops selecting the Deployment: the Works lose its overrides
+    const other = overridePolicy("1.28", "staging");
+    other.spec.resourceSelectors = [{ apiVersion: "apps/v1", kind: "Deployment", name: "other" }];
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: other.spec }));
+    await eventually(
+      async () => {
+        const ws = await works(env);
+        return ws.every((w) => image(w) === "nginx:1.25" && team(w) === undefined) ? true : undefined;
+      },
+      { message: "works back to the template once the policy selects something else" },
+    );
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: overridePolicy("1.28", "staging").spec }));
+    await eventually(async () => ((await works(env)).every((w) => team(w) === "web") ? true : undefined), { message: "selected again" });
+
     // the policy is deleted: the Works lose its overrides
     await env.store.delete({ gk: OP, namespace: "default", name: "nginx-override" });
     await eventually(

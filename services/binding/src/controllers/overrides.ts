@@ -82,26 +82,24 @@ function mayPick(rs: ResourceSelector, r: NonNullable<AnyResourceBinding["spec"]
 
 /**
  * The bindings an override policy's change concerns: those in its scope (an OverridePolicy's
- * namespace; everywhere for a ClusterOverridePolicy) whose template its selectors may pick (all
- * of them when it has none), plus those last rendered with it. A policy that is gone concerns
- * only the latter.
+ * namespace; every RB and CRB for a ClusterOverridePolicy) whose template its selectors may pick
+ * (all of them when it has none), plus those this replica last rendered with it. A policy that
+ * is gone (its selectors unknown) concerns every binding in its scope.
  */
 export async function bindingsForOverridePolicy(store: ObjectStore, users: OverrideUsers, gk: string, namespace: string, name: string): Promise<string[]> {
   const keys = new Set(users.bindingsOf(refKey({ gk, namespace, name })));
   const p = await store.get<AnyOverridePolicy>({ gk, namespace, name });
-  if (p) {
-    const selectors = p.spec?.resourceSelectors ?? [];
-    const lists =
-      gk === GK.overridePolicy
-        ? [{ gk: GK.resourceBinding, items: (await store.list<AnyResourceBinding>(GK.resourceBinding, { namespace })).items }]
-        : [
-            { gk: GK.resourceBinding, items: (await store.list<AnyResourceBinding>(GK.resourceBinding)).items },
-            { gk: GK.clusterResourceBinding, items: (await store.list<AnyResourceBinding>(GK.clusterResourceBinding)).items },
-          ];
-    for (const l of lists) {
-      for (const b of l.items) {
-        if (selectors.length === 0 || selectors.some((rs) => mayPick(rs, b.spec?.resource))) keys.add(refKey({ gk: l.gk, namespace: b.metadata.namespace ?? "", name: b.metadata.name ?? "" }));
-      }
+  const selectors = p?.spec?.resourceSelectors ?? [];
+  const lists =
+    gk === GK.overridePolicy
+      ? [{ gk: GK.resourceBinding, items: (await store.list<AnyResourceBinding>(GK.resourceBinding, { namespace })).items }]
+      : [
+          { gk: GK.resourceBinding, items: (await store.list<AnyResourceBinding>(GK.resourceBinding)).items },
+          { gk: GK.clusterResourceBinding, items: (await store.list<AnyResourceBinding>(GK.clusterResourceBinding)).items },
+        ];
+  for (const l of lists) {
+    for (const b of l.items) {
+      if (!p || selectors.length === 0 || selectors.some((rs) => mayPick(rs, b.spec?.resource))) keys.add(refKey({ gk: l.gk, namespace: b.metadata.namespace ?? "", name: b.metadata.name ?? "" }));
     }
   }
   return [...keys];
