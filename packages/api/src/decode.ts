@@ -1,8 +1,10 @@
 import { fromJson, toJson, ScalarType, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import {
   ClusterSchema,
+  ClusterOverridePolicySchema,
   ClusterPropagationPolicySchema,
   ClusterResourceBindingSchema,
+  OverridePolicySchema,
   PropagationPolicySchema,
   ResourceBindingSchema,
   WorkSchema,
@@ -15,6 +17,8 @@ const SCHEMAS = new Map<string, DescMessage>([
   [groupKind(KARMADA.cluster), ClusterSchema],
   [groupKind(KARMADA.propagationPolicy), PropagationPolicySchema],
   [groupKind(KARMADA.clusterPropagationPolicy), ClusterPropagationPolicySchema],
+  [groupKind(KARMADA.overridePolicy), OverridePolicySchema],
+  [groupKind(KARMADA.clusterOverridePolicy), ClusterOverridePolicySchema],
   [groupKind(KARMADA.resourceBinding), ResourceBindingSchema],
   [groupKind(KARMADA.clusterResourceBinding), ClusterResourceBindingSchema],
   [groupKind(KARMADA.work), WorkSchema],

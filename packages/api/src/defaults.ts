@@ -158,6 +158,10 @@ export function applyDefaults<T extends KubeObject>(obj: T, opts: DefaultsOption
       defaultPropagationSpec(o.spec as PropagationSpecJson, "", opts);
       withLabel(o.metadata, ClusterPropagationPolicyPermanentIDLabel, opts.uuid);
       break;
+    case "policy.karmada.io/OverridePolicy":
+      // the OverridePolicy mutating webhook: selectors name the policy's namespace
+      for (const rs of (o.spec?.resourceSelectors ?? []) as { namespace?: string }[]) if (!rs.namespace) rs.namespace = o.metadata.namespace ?? "";
+      break;
     case "work.karmada.io/ResourceBinding":
       withLabel(o.metadata, ResourceBindingPermanentIDLabel, opts.uuid);
       break;

@@ -36,6 +36,8 @@ export const KARMADA = {
   cluster: t("cluster.karmada.io", "v1alpha1", "Cluster", "clusters", false, { statusSubresource: true, typed: true }),
   propagationPolicy: t("policy.karmada.io", "v1alpha1", "PropagationPolicy", "propagationpolicies", true, { shortNames: ["pp"], typed: true }),
   clusterPropagationPolicy: t("policy.karmada.io", "v1alpha1", "ClusterPropagationPolicy", "clusterpropagationpolicies", false, { shortNames: ["cpp"], typed: true }),
+  overridePolicy: t("policy.karmada.io", "v1alpha1", "OverridePolicy", "overridepolicies", true, { shortNames: ["op"], typed: true }),
+  clusterOverridePolicy: t("policy.karmada.io", "v1alpha1", "ClusterOverridePolicy", "clusteroverridepolicies", false, { shortNames: ["cop"], typed: true }),
   resourceBinding: t("work.karmada.io", "v1alpha2", "ResourceBinding", "resourcebindings", true, { shortNames: ["rb"], statusSubresource: true, typed: true }),
   clusterResourceBinding: t("work.karmada.io", "v1alpha2", "ClusterResourceBinding", "clusterresourcebindings", false, { shortNames: ["crb"], statusSubresource: true, typed: true }),
   work: t("work.karmada.io", "v1alpha1", "Work", "works", true, { shortNames: ["wk"], statusSubresource: true, typed: true }),

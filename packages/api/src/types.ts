@@ -1,6 +1,11 @@
 import type {
   ClusterJson,
   ClusterPropagationPolicyJson,
+  ClusterOverridePolicyJson,
+  OverridePolicyJson,
+  OverrideSpecJson,
+  OverridersJson,
+  RuleWithClusterJson,
   ConditionJson,
   ObjectMetaJson,
   PropagationPolicyJson,
@@ -42,6 +47,9 @@ export type ReplicaRequirements = ReplicaRequirementsJson;
 export type PropagationSpec = PropagationSpecJson;
 export type ResourceSelector = ResourceSelectorJson;
 export type KubeStatus = StatusJson;
+export type OverrideSpec = OverrideSpecJson;
+export type Overriders = OverridersJson;
+export type RuleWithCluster = RuleWithClusterJson;
 export type WakeUp = WakeUpJson;
 
 /** Any stored Kubernetes-style object: typed kinds and opaque resource templates alike. */
@@ -69,6 +77,9 @@ export type ClusterPropagationPolicy = Typed<ClusterPropagationPolicyJson>;
 export type ResourceBinding = Typed<ResourceBindingJson>;
 export type ClusterResourceBinding = Typed<ClusterResourceBindingJson>;
 export type Work = Typed<WorkJson>;
+export type OverridePolicy = Typed<OverridePolicyJson>;
+export type ClusterOverridePolicy = Typed<ClusterOverridePolicyJson>;
 /** Either scope of policy or binding: one code path serves both. */
 export type AnyPropagationPolicy = PropagationPolicy | ClusterPropagationPolicy;
+export type AnyOverridePolicy = OverridePolicy | ClusterOverridePolicy;
 export type AnyResourceBinding = ResourceBinding | ClusterResourceBinding;

@@ -11,6 +11,7 @@ import { bindingController, bindingControllerName } from "./controllers/binding.
 import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
 import { detectorName, resourceDetector } from "./controllers/detector.js";
+import { OverrideUsers } from "./controllers/overrides.js";
 import { policyController } from "./controllers/policy.js";
 import { routeWakeUp } from "./controllers/wakeups.js";
 import { GK, refKey } from "./logic/keys.js";
@@ -81,6 +82,7 @@ export function buildApp(deps: AppDeps): App {
     policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
     detectorStarts: new ReconcileStarts(),
     events: { detector: recorder(detectorName), binding: recorder(bindingControllerName) },
+    overrideUsers: new OverrideUsers(),
   };
   const run = deps.run ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding } : { detector: true, policy: true, binding: true };
   const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };

@@ -1,12 +1,14 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, fromJson, toJson, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import {
+  ClusterOverridePolicySchema,
   ClusterPropagationPolicySchema,
   ClusterResourceBindingSchema,
   ClusterSchema,
   ListResponseSchema,
   ObjectSchema,
   ObjectService,
+  OverridePolicySchema,
   PropagationPolicySchema,
   ResourceBindingSchema,
   WatchEventSchema,
@@ -25,6 +27,8 @@ const CASES: Record<string, { case: NonNullable<Object$["object"]["case"]>; sche
   Cluster: { case: "cluster", schema: ClusterSchema, type: KARMADA.cluster },
   PropagationPolicy: { case: "propagationPolicy", schema: PropagationPolicySchema, type: KARMADA.propagationPolicy },
   ClusterPropagationPolicy: { case: "clusterPropagationPolicy", schema: ClusterPropagationPolicySchema, type: KARMADA.clusterPropagationPolicy },
+  OverridePolicy: { case: "overridePolicy", schema: OverridePolicySchema, type: KARMADA.overridePolicy },
+  ClusterOverridePolicy: { case: "clusterOverridePolicy", schema: ClusterOverridePolicySchema, type: KARMADA.clusterOverridePolicy },
   ResourceBinding: { case: "resourceBinding", schema: ResourceBindingSchema, type: KARMADA.resourceBinding },
   ClusterResourceBinding: { case: "clusterResourceBinding", schema: ClusterResourceBindingSchema, type: KARMADA.clusterResourceBinding },
   Work: { case: "work", schema: WorkSchema, type: KARMADA.work },

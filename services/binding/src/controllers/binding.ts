@@ -3,10 +3,12 @@ import { after, done, terminal, type ReconcileContext, type Reconciler } from "@
 import { bindingFinalizer, bindingId, bindingIdLabel, jsonClean, jsonEqual } from "../logic/binding.js";
 import { GK, parseRefKey, refKey, type Ref } from "../logic/keys.js";
 import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
-import { EventReasonSyncWorkFailed, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
+import { OverrideError, type ClusterOverrides } from "../logic/overrides.js";
+import { EventReasonApplyOverridePolicyFailed, EventReasonSyncWorkFailed, OverridePolicyFailedReason, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
 import { bindingStatusUpdate, templateStatusUpdate } from "../logic/status.js";
 import { buildWork, jobCompletions, mergeWork, targetClusters, workRefFor } from "../logic/work.js";
 import { deleteIfPresent, labelEquals, templateRef, toRef, writeStatus, type ControllerDeps } from "./common.js";
+import { clusterOverrides, overridePoliciesFor, policyKey } from "./overrides.js";
 
 export const bindingControllerName = "binding-controller";
 
@@ -22,6 +24,10 @@ const MAX_WORK_ATTEMPTS = 10;
  * A template whose fields cannot be read fails terminally: its Works stay as they are, the
  * binding gets the `Stalled` condition and both a `SyncWorkFailed` Event (see logic/stalled.ts),
  * and the binding is looked at again when it, its template or its Works change.
+ * Each Work's manifest carries the cluster's overrides (ClusterOverridePolicies, then
+ * OverridePolicies). A cluster whose overrides cannot apply keeps its Work as it was (the
+ * others are written); the binding gets `Stalled` (reason ApplyOverridePolicyFailed) and the
+ * Events, and fails terminally until the policy, the template or the binding changes.
  */
 export function bindingController(d: ControllerDeps): Reconciler<string> {
   return {
@@ -70,14 +76,28 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
 
       const targets = targetClusters(b.spec);
       const completions = jobCompletions(t, b.spec, targets);
+      const policies = await overridePoliciesFor(d.store, t);
+      const overrides = await clusterOverrides(d.store, policies, targets.map((c) => c.name ?? ""));
+      d.overrideUsers.set(key, [...policies.cluster, ...policies.namespaced].map(policyKey));
       const byNamespace = new Map(works.map((w) => [w.metadata.namespace ?? "", w]));
+      const failures: string[] = [];
       const written = await Promise.all(
         targets.map(async (target) => {
           const w = workRefFor(t, target.name ?? "");
-          const existing = byNamespace.get(w.namespace);
-          return ensureWork(d, t, b, target, completions?.get(target.name ?? ""), existing?.metadata.name === w.name ? existing : undefined, ctx);
+          const found = byNamespace.get(w.namespace);
+          const existing = found?.metadata.name === w.name ? found : undefined;
+          const o = overrides.get(target.name ?? "");
+          try {
+            if (o instanceof OverrideError) throw o;
+            return await ensureWork(d, t, b, target, completions?.get(target.name ?? ""), existing, o, ctx);
+          } catch (e) {
+            if (!(e instanceof OverrideError)) throw e;
+            failures.push(`cluster(${target.name ?? ""}): ${e.message}`);
+            return existing;
+          }
         }),
       );
+      const overrideProblem = failures.length ? `failed to apply overrides to ${t.kind} ${t.metadata.namespace ? `${t.metadata.namespace}/` : ""}${t.metadata.name ?? ""}: ${failures.sort().join("; ")}` : undefined;
       // a target's Work still being deleted (e.g. the cluster was dropped and is back): recreate it once gone
       const waitForDeletion = written.some((w) => w?.metadata.deletionTimestamp);
       if (waitForDeletion) ctx.log.debug({}, "a target cluster's work is still being deleted; will recreate it");
@@ -86,20 +106,36 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       const current = new Map<string, Work>();
       for (const w of works) current.set(w.metadata.namespace ?? "", orphaned.has(w.metadata.namespace) ? { ...w, metadata: { ...w.metadata, deletionTimestamp: w.metadata.deletionTimestamp ?? "deleting" } } : w);
       for (const w of written) if (w) current.set(w.metadata.namespace ?? "", w);
-      await syncStatus(d, ref, b, t, [...current.values()]);
+      const status = await syncStatus(d, ref, b, t, [...current.values()], overrideProblem);
+      ctx.observed(status);
+      if (overrideProblem) {
+        const message = cutMessage(overrideProblem);
+        await Promise.all([d.events.binding.warning(b, EventReasonSyncWorkFailed, message), d.events.binding.warning(t, EventReasonApplyOverridePolicyFailed, message)]);
+        ctx.log.info({ failures: failures.length }, "overrides cannot apply; those clusters' works kept as they were");
+        return terminal(new OverrideError(overrideProblem));
+      }
       return waitForDeletion ? after(d.settings.workDeletingRequeueMs) : done();
     },
   };
 }
 
 /** CreateOrUpdateWork with the resourceVersion read, re-reading on conflict. */
-async function ensureWork(d: ControllerDeps, t: KubeObject, b: AnyResourceBinding, target: TargetCluster, completions: number | undefined, known: Work | undefined, ctx: ReconcileContext): Promise<Work | undefined> {
+async function ensureWork(
+  d: ControllerDeps,
+  t: KubeObject,
+  b: AnyResourceBinding,
+  target: TargetCluster,
+  completions: number | undefined,
+  known: Work | undefined,
+  overrides: ClusterOverrides | undefined,
+  ctx: ReconcileContext,
+): Promise<Work | undefined> {
   const ref = { gk: GK.work, ...workRefFor(t, target.name ?? "") };
   let existing = known;
   let last: unknown;
   for (let attempt = 0; attempt < MAX_WORK_ATTEMPTS; attempt++) {
     if (existing?.metadata.deletionTimestamp) return existing;
-    const desired = buildWork({ template: t, binding: b, target, completions, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
+    const desired = buildWork({ template: t, binding: b, target, completions, overrides, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
     const next = jsonClean(mergeWork(existing, desired));
     try {
       if (!existing) {
@@ -143,15 +179,17 @@ async function stalled(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: Ku
 
 /**
  * The binding's aggregatedStatus + FullyApplied (and no `Stalled` condition: its template could
- * be read), then the template's status; each written only when it changes, first with the
- * resourceVersion read, then re-read and recomputed on conflict.
+ * be read; or, with `overrideProblem`, `Stalled` saying which overrides cannot apply), then the
+ * template's status; each written only when it changes, first with the resourceVersion read,
+ * then re-read and recomputed on conflict. Returns the binding's resourceVersion after it.
  */
-async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, works: Work[]): Promise<void> {
+async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, works: Work[], overrideProblem?: string): Promise<string | undefined> {
   const now = d.now();
   const update = (cur: AnyResourceBinding): ResourceBindingStatus | undefined => {
-    const cleared = withoutStalled(cur.status);
-    return bindingStatusUpdate(cleared ? { ...cur, status: cleared } : cur, works, now) ?? cleared;
+    const base = overrideProblem ? withStalled(cur.status, cutMessage(overrideProblem), now, OverridePolicyFailedReason) : withoutStalled(cur.status);
+    return bindingStatusUpdate(base ? { ...cur, status: base } : cur, works, now) ?? base;
   };
+  let rv = b.metadata.resourceVersion;
   let status: ResourceBindingStatus | undefined = b.status;
   const next = update(b);
   if (next) {
@@ -161,8 +199,9 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
     });
     d.seen.binding.wrote(refKey(ref), written?.metadata.resourceVersion);
     status = written?.status;
+    rv = written?.metadata.resourceVersion ?? rv;
   }
-  if (!status?.lastScheduledTime) return;
+  if (!status?.lastScheduledTime) return rv;
   const items = status?.aggregatedStatus ?? [];
   const tnext = templateStatusUpdate(t, items, now);
   if (tnext) {
@@ -176,4 +215,5 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
     d.seen.detector.wrote(refKey(tref), written?.metadata.resourceVersion);
     d.seen.binding.wrote(refKey(tref), written?.metadata.resourceVersion);
   }
+  return rv;
 }

@@ -12,6 +12,7 @@ import { refOf, type EventRecorder, type ObjectStore } from "@flotilla/store";
 import type { Settings } from "../config.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache, ReconcileStarts } from "./caches.js";
+import type { OverrideUsers } from "./overrides.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
 import { GK, type Ref } from "../logic/keys.js";
@@ -36,6 +37,8 @@ export interface ControllerDeps {
   detectorStarts: ReconcileStarts;
   /** Kubernetes Events, per controller (the controller's name is the reporting component). */
   events: { detector: EventRecorder; binding: EventRecorder };
+  /** Which override policies each binding was last rendered with (see OverrideUsers). */
+  overrideUsers: OverrideUsers;
 }
 
 export function policyGk(kind: PolicyKind): string {

@@ -14,6 +14,7 @@ import { GK, refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache } from "./caches.js";
+import { bindingsForOverridePolicy, type OverrideUsers } from "./overrides.js";
 
 /** The keys one wake-up concerns, per controller. */
 export interface Routed {
@@ -29,6 +30,8 @@ export interface Routed {
  * - a template (any kind `isTemplateType` holds for): the detector, and the binding
  *   controller for its binding (Works carry the template, and its status comes back to it);
  * - a (Cluster)PropagationPolicy: the policy controller;
+ * - a (Cluster)OverridePolicy: the binding controller for the bindings whose template it may
+ *   select and those last rendered with it (see bindingsForOverridePolicy);
  * - a (Cluster)ResourceBinding: the binding controller;
  * - a Work: the binding controller for the binding named in its annotations (read from the
  *   store; a Work already gone needs nothing: its binding saw it being deleted);
@@ -38,7 +41,7 @@ export interface Routed {
  */
 export async function routeWakeUp(
   w: WakeUp,
-  d: { store: ObjectStore; skipped: readonly RegExp[]; seen: { detector: SeenVersions; binding: SeenVersions }; policies: PolicyCache },
+  d: { store: ObjectStore; skipped: readonly RegExp[]; seen: { detector: SeenVersions; binding: SeenVersions }; policies: PolicyCache; overrideUsers: OverrideUsers },
 ): Promise<Routed> {
   const out: Routed = { detector: [], policy: [], binding: [] };
   const type = resourceByKind(w.apiVersion ?? "", w.kind ?? "");
@@ -52,6 +55,10 @@ export async function routeWakeUp(
       d.policies.invalidate(gk, namespace, w.resourceVersion);
       out.own = refKey({ gk, namespace, name });
       out.policy.push(out.own);
+      return out;
+    case GK.overridePolicy:
+    case GK.clusterOverridePolicy:
+      out.binding.push(...(await bindingsForOverridePolicy(d.store, d.overrideUsers, gk, namespace, name)));
       return out;
     case GK.resourceBinding:
     case GK.clusterResourceBinding: {

@@ -4,6 +4,9 @@ import { KARMADA, groupKind } from "@flotilla/api";
 export const GK = {
   propagationPolicy: groupKind(KARMADA.propagationPolicy),
   clusterPropagationPolicy: groupKind(KARMADA.clusterPropagationPolicy),
+  overridePolicy: groupKind(KARMADA.overridePolicy),
+  clusterOverridePolicy: groupKind(KARMADA.clusterOverridePolicy),
+  cluster: groupKind(KARMADA.cluster),
   resourceBinding: groupKind(KARMADA.resourceBinding),
   clusterResourceBinding: groupKind(KARMADA.clusterResourceBinding),
   work: groupKind(KARMADA.work),

@@ -17,6 +17,15 @@ import { setCondition } from "./status.js";
  */
 export const Stalled = "Stalled";
 export const InvalidTemplateReason = "InvalidTemplate";
+/**
+ * An override policy cannot be applied to the binding's template for some cluster (a plaintext
+ * operation on a missing path, an image that does not parse, …): that cluster's Work is left
+ * as it was, and the binding carries `Stalled` with this reason until a change to the policy,
+ * the template or the binding lets every Work render. Events: Warning `ApplyOverridePolicyFailed`
+ * on the template, `SyncWorkFailed` on the binding, as upstream.
+ */
+export const OverridePolicyFailedReason = "ApplyOverridePolicyFailed";
+export const EventReasonApplyOverridePolicyFailed = "ApplyOverridePolicyFailed";
 export const EventReasonApplyPolicyFailed = "ApplyPolicyFailed";
 export const EventReasonSyncWorkFailed = "SyncWorkFailed";
 
@@ -46,8 +55,8 @@ export function templateProblem(t: KubeObject): InvalidError | undefined {
   return undefined;
 }
 
-export function stalledCondition(message: string): Condition {
-  return { type: Stalled, status: "True", reason: InvalidTemplateReason, message: cutMessage(message) };
+export function stalledCondition(message: string, reason: string = InvalidTemplateReason): Condition {
+  return { type: Stalled, status: "True", reason, message: cutMessage(message) };
 }
 
 /** A status's conditions as a list (a status stored without the gateway may hold anything there). */
@@ -59,9 +68,9 @@ function conditionsOf(status: unknown): Condition[] {
  * The status with `Stalled` set to say `message` (its transition time kept while it stays
  * True), or undefined when it already says so. Fields other than `conditions` are kept.
  */
-export function withStalled<S>(status: S, message: string, now: Date): S | undefined {
+export function withStalled<S>(status: S, message: string, now: Date, reason: string = InvalidTemplateReason): S | undefined {
   const old = conditionsOf(status);
-  const c = stalledCondition(message);
+  const c = stalledCondition(message, reason);
   const cur = old.find((x) => x.type === Stalled);
   if (cur && cur.status === c.status && cur.reason === c.reason && cur.message === c.message && isObj(status) && Array.isArray(status.conditions) && status.conditions.every(isObj)) return undefined;
   return { ...(isObj(status) ? status : {}), conditions: setCondition(old, c, now) } as S;
@@ -79,7 +88,7 @@ export function withoutStalled<S>(status: S): S | undefined {
 }
 
 function isOurStalled(c: Condition): boolean {
-  return c.type === Stalled && c.reason === InvalidTemplateReason;
+  return c.type === Stalled && (c.reason === InvalidTemplateReason || c.reason === OverridePolicyFailedReason);
 }
 
 /** Whether the status carries the `Stalled` condition this service sets. */

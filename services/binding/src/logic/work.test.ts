@@ -154,3 +154,36 @@ test("updating a Work keeps what others put on it", () => {
   assert.equal(merged.spec?.suspendDispatching, true);
   assert.deepEqual(merged.status, existing.status);
 });
+
+test("overrides apply after the cluster's replicas and before the Karmada labels; the Work records them, the manifest does not", () => {
+  const b = binding({ placement: divided, clusters: [{ name: "member1", replicas: 1 }] });
+  const w = buildWork({
+    template: nginx,
+    binding: b,
+    target: { name: "member1", replicas: 1 },
+    workId: "w1",
+    overrides: {
+      cluster: [{ policyName: "all", overriders: { labelsOverrider: [{ operator: "add", value: { tier: "web" } }] } }],
+      namespaced: [{ policyName: "nginx", overriders: { plaintext: [{ path: "/spec/replicas", operator: "replace", value: 7 }], imageOverrider: [{ component: "Tag", operator: "replace", value: "1.25" }] } }],
+    },
+  });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const m = w.spec?.workload?.manifests?.[0] as any;
+  assert.equal(m.spec.replicas, 7);
+  assert.equal(m.spec.template.spec.containers[0].image, "nginx:1.25");
+  assert.equal(m.metadata.labels.tier, "web");
+  assert.ok(m.metadata.annotations["resourcetemplate.karmada.io/managed-labels"].split(",").includes("tier"));
+  assert.equal(m.metadata.annotations["policy.karmada.io/applied-overrides"], undefined);
+  assert.equal(w.metadata.annotations?.["policy.karmada.io/applied-cluster-overrides"], '[{"policyName":"all","overriders":{"labelsOverrider":[{"operator":"add","value":{"tier":"web"}}]}}]');
+  assert.equal(
+    w.metadata.annotations?.["policy.karmada.io/applied-overrides"],
+    '[{"policyName":"nginx","overriders":{"plaintext":[{"path":"/spec/replicas","operator":"replace","value":7}],"imageOverrider":[{"component":"Tag","operator":"replace","value":"1.25"}]}}]',
+  );
+});
+
+test("without overrides a Work has no applied-overrides annotations", () => {
+  const b = binding({ clusters: [{ name: "member1", replicas: 3 }] });
+  const w = buildWork({ template: nginx, binding: b, target: { name: "member1", replicas: 3 }, workId: "w1", overrides: { cluster: [], namespaced: [] } });
+  assert.equal(w.metadata.annotations?.["policy.karmada.io/applied-overrides"], undefined);
+  assert.equal(w.metadata.annotations?.["policy.karmada.io/applied-cluster-overrides"], undefined);
+});

@@ -1,4 +1,6 @@
 import {
+  AppliedClusterOverrides,
+  AppliedOverrides,
   ClusterResourceBindingAnnotationKey,
   ExecutionControllerFinalizer,
   KARMADA,
@@ -27,6 +29,7 @@ import {
   type Work,
 } from "@flotilla/api";
 import { bindingId, bindingIdLabel, isClusterBinding, jsonClean } from "./binding.js";
+import { appliedOverridesAnnotation, applyOverrides, type ClusterOverrides } from "./overrides.js";
 import { replicaField, templateGroupKind } from "./replicas.js";
 import { websterSeats } from "./webster.js";
 
@@ -135,6 +138,8 @@ export interface WorkInput {
   completions?: number;
   /** The Work's permanent id: the stored one, or a new one for a Work about to be created. */
   workId: string;
+  /** The override entries for this cluster (see overrideEntries); none when absent. */
+  overrides?: ClusterOverrides;
 }
 
 /** The Work's identity for a template on a cluster. */
@@ -145,22 +150,25 @@ export function workRefFor(t: Pick<KubeObject, "kind" | "metadata">, cluster: st
 /**
  * ensureWork + CreateOrUpdateWork for one target cluster: the template with that cluster's
  * replica count (for every kind with a ReviseReplica hook, Divided or Duplicated alike, once
- * the binding has replicas), a Job's share of completions, the labels and annotations that
- * link manifest and Work back to the binding, the conflict resolution, and the dispatching
- * and deletion settings.
+ * the binding has replicas), a Job's share of completions, then the cluster's overrides
+ * (ClusterOverridePolicies, then OverridePolicies; recorded in the Work's applied-overrides
+ * annotations), the labels and annotations that link manifest and Work back to the binding,
+ * the conflict resolution, and the dispatching and deletion settings. An override that cannot
+ * apply throws an OverrideError.
  */
 export function buildWork(i: WorkInput): Work {
   const { template: t, binding: b, target } = i;
   const spec = b.spec;
   const cluster = target.name ?? "";
   const ref = workRefFor(t, cluster);
-  const m = structuredClone(t) as unknown as Obj;
-  const meta = (isObj(m.metadata) ? m.metadata : (m.metadata = {})) as Obj & { labels?: Record<string, string>; annotations?: Record<string, string> };
+  let m = structuredClone(t) as unknown as Obj;
   const mspec = isObj(m.spec) ? m.spec : undefined;
 
   const field = replicaField(t);
   if ((spec?.replicas ?? 0) > 0 && field && mspec) mspec[field] = target.replicas ?? 0;
   if (i.completions !== undefined && mspec && typeof mspec.completions === "number") mspec.completions = i.completions;
+  if (i.overrides) m = applyOverrides(m, i.overrides);
+  const meta = (isObj(m.metadata) ? m.metadata : (m.metadata = {})) as Obj & { labels?: Record<string, string>; annotations?: Record<string, string> };
 
   const idLabel = bindingIdLabel(b);
   const id = bindingId(b) ?? "";
@@ -184,6 +192,11 @@ export function buildWork(i: WorkInput): Work {
   meta.labels = labels;
   meta.annotations = annotations;
   pruneManifest(m);
+  // RecordAppliedOverrides: on the Work only, not the manifest
+  const cops = appliedOverridesAnnotation(i.overrides?.cluster ?? []);
+  const ops = appliedOverridesAnnotation(i.overrides?.namespaced ?? []);
+  if (cops) workAnnotations[AppliedClusterOverrides] = cops;
+  if (ops) workAnnotations[AppliedOverrides] = ops;
 
   return jsonClean({
     apiVersion: apiVersionOf(KARMADA.work),

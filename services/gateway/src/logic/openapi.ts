@@ -1,8 +1,10 @@
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import {
   ClusterSchema,
+  ClusterOverridePolicySchema,
   ClusterPropagationPolicySchema,
   ClusterResourceBindingSchema,
+  OverridePolicySchema,
   PropagationPolicySchema,
   ResourceBindingSchema,
   StatusSchema,
@@ -16,6 +18,8 @@ const TYPED: Record<string, DescMessage> = {
   Cluster: ClusterSchema,
   PropagationPolicy: PropagationPolicySchema,
   ClusterPropagationPolicy: ClusterPropagationPolicySchema,
+  OverridePolicy: OverridePolicySchema,
+  ClusterOverridePolicy: ClusterOverridePolicySchema,
   ResourceBinding: ResourceBindingSchema,
   ClusterResourceBinding: ClusterResourceBindingSchema,
   Work: WorkSchema,
@@ -43,6 +47,7 @@ export function messageSchemas(roots: DescMessage[]): Record<string, Schema> {
   const ref = (m: DescMessage): Schema => {
     if (m.typeName === "google.protobuf.Timestamp") return { type: "string", format: "date-time" };
     if (m.typeName === "google.protobuf.Struct") return { type: "object", additionalProperties: true };
+    if (m.typeName === "google.protobuf.Value") return {};
     if (!out[m.typeName]) {
       out[m.typeName] = {};
       out[m.typeName] = build(m);

@@ -1,0 +1,145 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { AnyResourceBinding, KubeObject, Work } from "@flotilla/api";
+import type { ObjectStore } from "@flotilla/store";
+import { eventually } from "@flotilla/testkit";
+import { RB, WORK, admit, nginxDeployment, nginxPropagation, schedule, setup } from "./int.test-support.js";
+
+const OP = "policy.karmada.io/OverridePolicy";
+const NGINX_RB = { gk: RB, namespace: "default", name: "nginx-deployment" };
+const work = (cluster: string) => ({ gk: WORK, namespace: `karmada-es-${cluster}`, name: "nginx-687f7fb96f" });
+const manifest = (w: Work | undefined) => w?.spec?.workload?.manifests?.[0] as KubeObject | undefined;
+const image = (w: Work | undefined) => manifest(w)?.spec?.template?.spec?.containers?.[0]?.image as string | undefined;
+const team = (w: Work | undefined) => manifest(w)?.metadata.labels?.team;
+
+const cluster = (name: string, labels: Record<string, string>): KubeObject => ({
+  apiVersion: "cluster.karmada.io/v1alpha1",
+  kind: "Cluster",
+  metadata: { name, labels },
+  spec: { syncMode: "Push", apiEndpoint: `https://${name}.example:6443` },
+});
+
+/** The OverridePolicy: a tag for the clusters labelled env=prod, a label for every cluster. */
+const overridePolicy = (tag: string, env: string): KubeObject => ({
+  apiVersion: "policy.karmada.io/v1alpha1",
+  kind: "OverridePolicy",
+  metadata: { name: "nginx-override", namespace: "default" },
+  spec: {
+    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
+    overrideRules: [
+      { targetCluster: { labelSelector: { matchLabels: { env } } }, overriders: { imageOverrider: [{ component: "Tag", operator: "replace", value: tag }] } },
+      { overriders: { labelsOverrider: [{ operator: "add", value: { team: "web" } }] } },
+    ],
+  },
+});
+
+async function works(env: { store: ObjectStore }): Promise<[Work | undefined, Work | undefined]> {
+  return Promise.all([env.store.get<Work>(work("member1")), env.store.get<Work>(work("member2"))]);
+}
+
+test("an OverridePolicy changes the image for one cluster and adds a label for both; Works follow its edits, a rule that cannot apply stalls the binding and keeps the Works", async () => {
+  const env = await setup();
+  try {
+    await env.store.create(admit(cluster("member1", { env: "prod" })));
+    await env.store.create(admit(cluster("member2", { env: "staging" })));
+    await env.store.create(admit(nginxPropagation()));
+    await env.store.create(nginxDeployment());
+    await eventually(() => env.store.get(NGINX_RB), { message: "binding created" });
+    await schedule(env.store, NGINX_RB, [{ name: "member1", replicas: 1 }, { name: "member2", replicas: 2 }]);
+    await eventually(async () => ((await works(env)).every((w) => image(w) === "nginx:1.25") ? true : undefined), { message: "works written without overrides" });
+
+    // the policy arrives after the Works: they are rendered again
+    await env.store.create(admit(overridePolicy("1.26", "prod")));
+    const [w1, w2] = await eventually(
+      async () => {
+        const ws = await works(env);
+        return image(ws[0]) === "nginx:1.26" && team(ws[0]) === "web" && team(ws[1]) === "web" ? ws : undefined;
+      },
+      { message: "works carry the overrides" },
+    );
+    assert.equal(image(w2), "nginx:1.25", "member2 is not env=prod");
+    assert.equal(manifest(w1)?.spec?.replicas, 1, "the cluster's replicas are kept");
+    assert.equal(manifest(w2)?.spec?.replicas, 2);
+    assert.deepEqual(JSON.parse(w1!.metadata.annotations!["policy.karmada.io/applied-overrides"]!), [
+      {
+        policyName: "nginx-override",
+        overriders: { imageOverrider: [{ component: "Tag", operator: "replace", value: "1.26" }] },
+      },
+      { policyName: "nginx-override", overriders: { labelsOverrider: [{ operator: "add", value: { team: "web" } }] } },
+    ]);
+    assert.deepEqual(JSON.parse(w2!.metadata.annotations!["policy.karmada.io/applied-overrides"]!), [{ policyName: "nginx-override", overriders: { labelsOverrider: [{ operator: "add", value: { team: "web" } }] } }]);
+    assert.equal(w1!.metadata.annotations?.["policy.karmada.io/applied-cluster-overrides"], undefined);
+    assert.equal(manifest(w1)?.metadata.annotations?.["policy.karmada.io/applied-overrides"], undefined, "the record is on the Work, not the manifest");
+
+    // the policy is edited: another tag, now for the staging cluster; member1 goes back to the template's image
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: overridePolicy("1.27", "staging").spec }));
+    await eventually(
+      async () => {
+        const ws = await works(env);
+        return image(ws[0]) === "nginx:1.25" && image(ws[1]) === "nginx:1.27" && team(ws[0]) === "web" && team(ws[1]) === "web" ? true : undefined;
+      },
+      { message: "works follow the edited policy" },
+    );
+
+    // an edit that cannot apply on member2 (replace of a missing path): member2's Work is left as it was, member1's is written, the binding says why
+    const bad = overridePolicy("1.28", "staging");
+    bad.spec.overrideRules[0].overriders.plaintext = [{ path: "/spec/missing", operator: "replace", value: 1 }];
+    bad.spec.overrideRules[1].overriders.labelsOverrider[0].value = { team: "api" };
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: bad.spec }));
+    const stalled = await eventually(
+      async () => {
+        const rb = await env.store.get<AnyResourceBinding>(NGINX_RB);
+        return rb?.status?.conditions?.find((c) => c.type === "Stalled" && c.reason === "ApplyOverridePolicyFailed");
+      },
+      { message: "binding stalled" },
+    );
+    assert.match(stalled.message ?? "", /cluster\(member2\): failed to apply override policy\(nginx-override\): replace operation does not apply: doc is missing key: \/spec\/missing/);
+    const [k1, k2] = await eventually(async () => {
+      const ws = await works(env);
+      return team(ws[0]) === "api" ? ws : undefined;
+    });
+    assert.equal(image(k2), "nginx:1.27", "member2's Work is untouched");
+    assert.equal(team(k2), "web");
+    assert.equal(image(k1), "nginx:1.25");
+    const events = await env.store.list<KubeObject>("/Event", { namespace: "default" });
+    assert.ok(events.items.some((e) => e.reason === "ApplyOverridePolicyFailed" && (e.involvedObject as { kind: string }).kind === "Deployment"), "a Warning Event on the template");
+    assert.ok(events.items.some((e) => e.reason === "SyncWorkFailed" && (e.involvedObject as { kind: string }).kind === "ResourceBinding"), "a Warning Event on the binding");
+
+    // fixed: every Work renders and the condition goes
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: overridePolicy("1.28", "staging").spec }));
+    await eventually(
+      async () => {
+        const ws = await works(env);
+        const rb = await env.store.get<AnyResourceBinding>(NGINX_RB);
+        return image(ws[1]) === "nginx:1.28" && team(ws[0]) === "web" && !rb?.status?.conditions?.some((c) => c.type === "Stalled") ? true : undefined;
+      },
+      { message: "works render again and the binding is no longer stalled" },
+    );
+
+    // the policy stops selecting the Deployment: the Works lose its overrides
+    const other = overridePolicy("1.28", "staging");
+    other.spec.resourceSelectors = [{ apiVersion: "apps/v1", kind: "Deployment", name: "other" }];
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: other.spec }));
+    await eventually(
+      async () => {
+        const ws = await works(env);
+        return ws.every((w) => image(w) === "nginx:1.25" && team(w) === undefined) ? true : undefined;
+      },
+      { message: "works back to the template once the policy selects something else" },
+    );
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: overridePolicy("1.28", "staging").spec }));
+    await eventually(async () => ((await works(env)).every((w) => team(w) === "web") ? true : undefined), { message: "selected again" });
+
+    // the policy is deleted: the Works lose its overrides
+    await env.store.delete({ gk: OP, namespace: "default", name: "nginx-override" });
+    await eventually(
+      async () => {
+        const ws = await works(env);
+        return ws.every((w) => image(w) === "nginx:1.25" && team(w) === undefined) ? true : undefined;
+      },
+      { message: "works back to the template" },
+    );
+  } finally {
+    await env.close();
+  }
+});
