@@ -1,4 +1,4 @@
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
@@ -33,6 +33,15 @@ describe("stock Kubernetes clients against the gateway", () => {
   let gw: Gateway;
   let url: string;
   let tls: Awaited<ReturnType<typeof testTls>>;
+  /** kubectl against this gateway as the admin, over TLS. */
+  const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+  /** Whether kubectl is there (required in CI; skips the test elsewhere). */
+  const kubectlOr = async (t: TestContext) => {
+    if (await hasKubectl()) return true;
+    if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");
+    t.skip("kubectl not installed");
+    return false;
+  };
   before(async () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
@@ -52,12 +61,7 @@ describe("stock Kubernetes clients against the gateway", () => {
   });
 
   test("kubectl apply creates the seed's Deployment and policy, a second apply of an edited file updates them", async (t) => {
-    if (!(await hasKubectl())) {
-      if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");
-      t.skip("kubectl not installed");
-      return;
-    }
-    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    if (!(await kubectlOr(t))) return;
     const first = await kubectl("apply", "--validate=false", "-f", path.join(EXAMPLES, "failover.yaml"));
     assert.match(first.stdout, /deployment.apps\/nginx created/);
     assert.match(first.stdout, /propagationpolicy.policy.karmada.io\/nginx-propagation created/);
@@ -77,12 +81,7 @@ describe("stock Kubernetes clients against the gateway", () => {
   });
 
   test("kubectl get prints Karmada's columns (server-side Table)", async (t) => {
-    if (!(await hasKubectl())) {
-      if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");
-      t.skip("kubectl not installed");
-      return;
-    }
-    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    if (!(await kubectlOr(t))) return;
     const c = await store.create({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "member1" }, spec: { syncMode: "Push", apiEndpoint: "https://10.0.0.1:6443" } });
     await store.updateStatus({ ...c, status: { kubernetesVersion: "v1.29.3", conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", lastTransitionTime: new Date().toISOString() }] } });
     const clusters = (await kubectl("get", "clusters")).stdout.trim().split("\n").map((l) => l.trim().split(/\s+/));
@@ -113,12 +112,7 @@ describe("stock Kubernetes clients against the gateway", () => {
   });
 
   test("kubectl get --chunk-size pages with limit and continue", async (t) => {
-    if (!(await hasKubectl())) {
-      if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");
-      t.skip("kubectl not installed");
-      return;
-    }
-    const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    if (!(await kubectlOr(t))) return;
     // -v=6 logs every request: one GET per page, each after the first with the previous page's continue
     const cms = await kubectl("get", "configmaps", "-n", "paged", "--chunk-size=10", "-o", "name", "-v=6");
     assert.deepEqual(cms.stdout.trim().split("\n"), CONFIGMAPS.map((n) => `configmap/${n}`));

@@ -86,16 +86,19 @@ export function readBody(req: FastifyRequest, accepted: ReadonlyMap<string, Docu
   const raw = req.body;
   if (raw === undefined || raw === null || raw === "") return undefined;
   const ct = mediaType(req);
-  if (ct === PROTOBUF_MEDIA_TYPE && accepted === OBJECT_MEDIA_TYPES && Buffer.isBuffer(raw)) {
+  if (ct === PROTOBUF_MEDIA_TYPE && accepted === OBJECT_MEDIA_TYPES && Buffer.isBuffer(raw) && ref.group === RBAC_GROUP) {
     // client-go's `kubectl create role|rolebinding|...`; the result is checked as any JSON body
     const obj = decodeProtobufObject(raw);
     if (!obj) throw new UnsupportedMediaTypeError(`protobuf bodies are read for the RBAC kinds only; send this object as JSON or YAML (kubectl apply does)`);
     return decodeDocument(JSON.stringify(obj), "json", ref);
   }
   const format = accepted.get(ct);
+  if (!format && ct === PROTOBUF_MEDIA_TYPE) throw new UnsupportedMediaTypeError("protobuf bodies are read for the RBAC kinds only; send this object as JSON or YAML (kubectl apply does)");
   if (!format) throw new UnsupportedMediaTypeError(`the body of the request was in an unknown format (${JSON.stringify(ct)}) - accepted media types include: ${[...accepted.keys()].join(", ")}`);
   return decodeDocument(String(raw), format, ref);
 }
+
+const RBAC_GROUP = "rbac.authorization.k8s.io";
 
 const PATCH_FORMATS: ReadonlyMap<string, DocumentFormat> = new Map([...PATCH_MEDIA_TYPES].map(([t, p]) => [t, p.format]));
 
