@@ -14,7 +14,7 @@ import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
 import { registerSimulationRoutes, schedulerClient, type SimulationClient } from "./http/simulations.js";
-import { apiForUser, grpcGuard, registerAuth, type LimitSettings } from "./http/auth.js";
+import { Gatekeeper, apiForUser, grpcGuard, registerAuth, type LimitSettings } from "./http/auth.js";
 import { openAuditLog, type AuditLog } from "./auth/audit.js";
 import type { Access } from "./auth/access.js";
 
@@ -110,7 +110,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     void reply.code(404).send({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: `the server could not find the requested resource (${req.method} ${req.url.split("?")[0]})`, reason: "NotFound", code: 404 });
   });
 
-  const gate = { access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits };
+  const gate = new Gatekeeper({ access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits });
   registerAuth(http, gate);
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
@@ -152,7 +152,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();
       await deps.access.authorizer.stop();
-      await gate.audit.close();
+      await gate.g.audit.close();
       if (typeof deps.scheduler === "string") scheduler?.close?.();
     },
   };

@@ -347,3 +347,32 @@ describe("limits and the audit log", () => {
     assert.ok(!(await readFile(auditFile, "utf8")).includes("hunter2-in-a-body"), "no body in the log");
   });
 });
+
+describe("the gRPC front under the same limits", () => {
+  test("a user over its rate gets RESOURCE_EXHAUSTED with a TooManyRequests Status; system:masters is exempt", async () => {
+    const db = await freshDatabase();
+    const store = new ObjectStore(db.sql);
+    const gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store), limits: { ratePerSecond: 0.1, burst: 2, watchesPerUser: 1, failedAuthPerSecond: 1 } });
+    const { grpcAddress } = (await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 })) as { grpcAddress: string };
+    const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(ObjectService), "ObjectService");
+    const client = new Client(grpcAddress, grpc.credentials.createInsecure()) as grpc.Client & Record<string, (...a: unknown[]) => unknown>;
+    const get = (token: string) =>
+      new Promise<grpc.ServiceError | null>((resolve) =>
+        (client.get as (r: unknown, md: grpc.Metadata, cb: (e: grpc.ServiceError | null) => void) => void).call(client, create(GetRequestSchema, { key: { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "x" } }), grpcAuth(token), (e) => resolve(e)),
+      );
+    try {
+      const codes = [];
+      for (let i = 0; i < 3; i++) codes.push((await get(TOKENS.nobody))?.code);
+      // two within the burst are authorized (and refused by RBAC), the third is over the rate
+      assert.deepEqual(codes.slice(0, 2), [grpc.status.PERMISSION_DENIED, grpc.status.PERMISSION_DENIED]);
+      const third = await get(TOKENS.nobody);
+      assert.equal(third?.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(String(third?.metadata.get("k8s-status")[0]), /TooManyRequests/);
+      assert.equal((await get(TOKENS.admin))?.code, grpc.status.NOT_FOUND, "system:masters is exempt");
+    } finally {
+      client.close();
+      await gw.stop();
+      await db.drop();
+    }
+  });
+});

@@ -95,6 +95,7 @@ const GRPC_CODES: Record<number, grpc.status> = {
   410: grpc.status.OUT_OF_RANGE,
   415: grpc.status.INVALID_ARGUMENT,
   422: grpc.status.INVALID_ARGUMENT,
+  429: grpc.status.RESOURCE_EXHAUSTED,
   503: grpc.status.UNAVAILABLE,
 };
 

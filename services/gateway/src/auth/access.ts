@@ -18,7 +18,7 @@ import {
   type RbacSnapshot,
   type UserInfo,
 } from "../logic/rbac.js";
-import { ForbiddenError, UnauthorizedError } from "../logic/status.js";
+import { ForbiddenError } from "../logic/status.js";
 import { bearerToken, parseTokenFile, tokenDigest } from "../logic/tokens.js";
 import type { Scope, WriteCheck } from "../objects.js";
 
@@ -177,12 +177,6 @@ export interface Access {
   authorizer: RbacAuthorizer;
 }
 
-/** The request's user, or the 401 Status. */
-export async function authenticated(access: Access, authorization: string | undefined): Promise<UserInfo> {
-  const u = await access.authenticator.authenticate(authorization);
-  if (!u) throw new UnauthorizedError();
-  return u;
-}
 
 /**
  * A Cluster may only name credentials (spec.secretRef, spec.impersonatorSecretRef) that its

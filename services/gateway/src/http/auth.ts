@@ -1,13 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type * as grpc from "@grpc/grpc-js";
 import { BadRequestError, decodeDocument, type FieldError } from "@flotilla/api";
-import { authenticated, credentialReadCheck, type Access } from "../auth/access.js";
+import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
-import { AUTHENTICATED_GROUP, SUPERUSER_GROUP } from "../logic/rbac.js";
-import { TooManyRequestsError, UnauthorizedError, toHttpError } from "../logic/status.js";
+import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, type Attributes, type UserInfo } from "../logic/rbac.js";
+import { TooManyRequestsError, UnauthorizedError, UnsupportedMediaTypeError, toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
-import type { Attributes, UserInfo } from "../logic/rbac.js";
 import type { CallGuard } from "../grpc.js";
 import type { ObjectApi, Scope } from "../objects.js";
 import { OBJECT_MEDIA_TYPES, mediaType } from "./routes.js";
@@ -18,7 +17,7 @@ declare module "fastify" {
     /** The authenticated user (set before any route runs, except on the public paths). */
     user?: UserInfo;
     /** What the request asked and why it was allowed or refused, for the audit log. */
-    authz?: { attrs: Attributes; receivedAt: Date; reason?: string; impersonator?: UserInfo };
+    authz?: { attrs: Attributes; receivedAt: Date; user?: UserInfo; impersonator?: UserInfo; reason?: string };
   }
 }
 
@@ -43,60 +42,100 @@ export interface Gatekeeping {
 }
 
 /**
- * Every request but the probes and the static pages is authenticated (401 Status without a
- * token the authenticator accepts) and authorized as Kubernetes RBAC (403 Status naming the verb
- * and resource), before its body is read.
+ * What both fronts do before a call runs: authenticate, apply the user's request rate (and, per
+ * client address, slow down failed authentications), impersonate when asked, authorize.
  */
-export function registerAuth(app: FastifyInstance, g: Gatekeeping): void {
-  const { access, audit } = g;
-  const limits = g.limits ?? DEFAULT_LIMITS;
-  const rate = limits.ratePerSecond > 0 ? new RateLimiter(limits.ratePerSecond, limits.burst) : undefined;
-  const failures = new RateLimiter(limits.failedAuthPerSecond, limits.failedAuthPerSecond * 4);
-  const watches = limits.watchesPerUser > 0 ? new Slots(limits.watchesPerUser) : undefined;
+export class Gatekeeper {
+  readonly limits: LimitSettings;
+  private readonly rate?: RateLimiter;
+  private readonly failures: RateLimiter;
+  private readonly watches?: Slots;
+
+  constructor(readonly g: Gatekeeping) {
+    this.limits = g.limits ?? DEFAULT_LIMITS;
+    this.rate = this.limits.ratePerSecond > 0 ? new RateLimiter(this.limits.ratePerSecond, this.limits.burst) : undefined;
+    this.failures = new RateLimiter(this.limits.failedAuthPerSecond, this.limits.failedAuthPerSecond * 4);
+    this.watches = this.limits.watchesPerUser > 0 ? new Slots(this.limits.watchesPerUser) : undefined;
+  }
+
+  /**
+   * The user a call runs as, or the 401/403/429 error. `record` learns who asked and why RBAC
+   * decided as it did, also when this throws (for the audit log).
+   */
+  async admit(o: {
+    authorization: string | undefined;
+    client?: string;
+    attrs: Attributes;
+    headers?: Record<string, string | string[] | undefined>;
+    record: { user?: UserInfo; impersonator?: UserInfo; reason?: string };
+  }): Promise<{ user: UserInfo; exempt: boolean }> {
+    const authn = await this.g.access.authenticator.authenticate(o.authorization);
+    if (!authn) {
+      // guessing tokens is slowed down per client address
+      const wait = o.client ? this.failures.take(`ip:${o.client}`) : 0;
+      if (wait) throw new TooManyRequestsError(`too many failed authentications from this address; retry in ${wait} s`, wait);
+      throw new UnauthorizedError();
+    }
+    o.record.user = authn;
+    const exempt = authn.groups.includes(SUPERUSER_GROUP);
+    const wait = exempt ? 0 : (this.rate?.take(`user:${authn.name}`) ?? 0);
+    if (wait) throw new TooManyRequestsError(`user ${JSON.stringify(authn.name)} is over its request rate (${this.limits.ratePerSecond}/s); retry in ${wait} s`, wait);
+    const user = o.headers ? impersonate(this.g.access, authn, o.headers) : authn;
+    if (user !== authn) Object.assign(o.record, { user, impersonator: authn });
+    try {
+      o.record.reason = this.g.access.authorizer.check(user, o.attrs).reason;
+    } catch (e) {
+      o.record.reason = (e as Error).message;
+      throw e;
+    }
+    return { user, exempt };
+  }
+
+  /** A watch slot of the user (released by the caller), or the 429 error. */
+  watch(user: UserInfo, exempt: boolean): () => void {
+    if (!this.watches || exempt) return () => {};
+    const release = this.watches.acquire(user.name);
+    if (!release) throw new TooManyRequestsError(`user ${JSON.stringify(user.name)} has ${this.limits.watchesPerUser} watches open; retry in 5 s`, 5);
+    return release;
+  }
+}
+
+/**
+ * Every request but the probes and the static pages is authenticated (401 Status without a
+ * token the authenticator accepts), kept to its rate (429) and authorized as Kubernetes RBAC
+ * (403 Status naming the verb and resource), before its body is read; writes and refusals are
+ * audited when the answer is sent.
+ */
+export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
   app.decorateRequest("user", undefined);
   app.decorateRequest("authz", undefined);
-  // client-go sends the authorization kinds as protobuf; only the review routes read it
+  // client-go sends built-in kinds as protobuf; the review routes and the RBAC kinds' routes read it, others answer 415
   app.addContentTypeParser(PROTOBUF_MEDIA_TYPE, { parseAs: "buffer" }, (_req, body, done) => done(null, body));
   app.addHook("onRequest", async (req, reply) => {
     const path = req.url.split("?")[0]!;
     if (PUBLIC_PATHS.has(path)) return;
     const attrs = requestAttributes(req.method, req.url);
-    req.authz = { attrs, receivedAt: new Date() };
-    const tooMany = (wait: number, what: string) => {
-      void reply.header("retry-after", String(wait));
-      return new TooManyRequestsError(`${what}; retry in ${wait} s`, wait);
-    };
-    const user = await access.authenticator.authenticate(req.headers.authorization);
-    if (!user) {
-      // guessing tokens is slowed down per client address
-      const wait = failures.take(`ip:${req.ip}`);
-      if (wait) throw tooMany(wait, "too many failed authentications from this address");
-      throw new UnauthorizedError();
-    }
-    const exempt = user.groups.includes(SUPERUSER_GROUP);
-    const wait = exempt ? 0 : (rate?.take(`user:${user.name}`) ?? 0);
-    if (wait) throw tooMany(wait, `user ${JSON.stringify(user.name)} is over its request rate (${limits.ratePerSecond}/s)`);
-    req.user = impersonate(access, user, req.headers);
-    if (req.user !== user) req.authz.impersonator = user;
+    const authz: NonNullable<FastifyRequest["authz"]> = { attrs, receivedAt: new Date() };
+    req.authz = authz;
     try {
-      req.authz.reason = access.authorizer.check(req.user, attrs).reason;
+      const { user, exempt } = await gate.admit({ authorization: req.headers.authorization, client: req.ip, attrs, headers: req.headers, record: authz });
+      req.user = user;
+      if (attrs.verb === "watch") reply.raw.once("close", gate.watch(user, exempt));
     } catch (e) {
-      req.authz.reason = (e as Error).message;
+      if (e instanceof TooManyRequestsError) void reply.header("retry-after", String(e.retryAfterSeconds));
       throw e;
-    }
-    if (attrs.verb === "watch" && watches && !exempt) {
-      const release = watches.acquire(user.name);
-      if (!release) throw tooMany(5, `user ${JSON.stringify(user.name)} has ${limits.watchesPerUser} watches open`);
-      reply.raw.once("close", release);
     }
   });
   app.addHook("onResponse", async (req, reply) => {
-    if (!req.authz) return;
-    audit.record({ uri: req.url, attrs: req.authz.attrs, user: req.authz.impersonator ?? req.user, impersonatedUser: req.authz.impersonator ? req.user : undefined, sourceIP: req.ip, userAgent: req.headers["user-agent"], code: reply.statusCode, receivedAt: req.authz.receivedAt, reason: req.authz.reason });
+    const a = req.authz;
+    if (!a) return;
+    gate.g.audit.record({ uri: req.url, attrs: a.attrs, user: a.impersonator ?? a.user, impersonatedUser: a.impersonator ? a.user : undefined, sourceIP: req.ip, userAgent: req.headers["user-agent"], code: reply.statusCode, receivedAt: a.receivedAt, reason: a.reason });
   });
+  const access = gate.g.access;
 
   const body = (req: FastifyRequest, kind: string): Record<string, unknown> => {
-    const format = OBJECT_MEDIA_TYPES.get(mediaType(req)) ?? "json";
+    const format = OBJECT_MEDIA_TYPES.get(mediaType(req));
+    if (!format) throw new UnsupportedMediaTypeError(`the body of the request was in an unknown format (${JSON.stringify(mediaType(req))}) - accepted media types include: ${[...OBJECT_MEDIA_TYPES.keys(), PROTOBUF_MEDIA_TYPE].join(", ")}`);
     const doc = decodeDocument(String(req.body ?? ""), format, { group: "", kind });
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new BadRequestError(`the body must be a ${kind} object`);
     return doc as Record<string, unknown>;
@@ -179,25 +218,25 @@ export function apiForUser(api: ObjectApi, access: Access, user: UserInfo): Obje
 }
 
 /**
- * The gRPC front's guard: the `authorization` metadata authenticated, the verb authorized on the
- * scope, the call audited when it ends (see grpcAudit); returns the API to use for the call.
+ * The gRPC front's guard: the `authorization` metadata admitted as a REST request is (rate,
+ * RBAC), the call audited when it ends (`done`); returns the API to use for the call.
  */
-export function grpcGuard(g: Gatekeeping, api: ObjectApi): { guard: CallGuard; done: (md: grpc.Metadata, method: string, err: unknown) => void } {
-  const calls = new WeakMap<grpc.Metadata, { attrs: Attributes; user?: UserInfo; receivedAt: Date }>();
+export function grpcGuard(gate: Gatekeeper, api: ObjectApi): { guard: CallGuard; done: (md: grpc.Metadata, method: string, err: unknown) => void } {
+  type Call = { attrs: Attributes; receivedAt: Date; user?: UserInfo; reason?: string };
+  const calls = new WeakMap<grpc.Metadata, Call>();
   return {
     guard: async (md, verb, s, name, subresource) => {
       const attrs: Attributes = { resourceRequest: true, verb, apiGroup: s.type.group, resource: s.type.plural, subresource, namespace: s.namespace, name: name || undefined };
-      const call: { attrs: Attributes; user?: UserInfo; receivedAt: Date } = { attrs, receivedAt: new Date() };
+      const call: Call = { attrs, receivedAt: new Date() };
       calls.set(md, call);
       const header = md.get("authorization")[0];
-      call.user = await authenticated(g.access, typeof header === "string" ? header : undefined);
-      g.access.authorizer.check(call.user, attrs);
-      return apiForUser(api, g.access, call.user);
+      const { user } = await gate.admit({ authorization: typeof header === "string" ? header : undefined, attrs, record: call });
+      return apiForUser(api, gate.g.access, user);
     },
     done: (md, method, err) => {
       const call = calls.get(md);
       if (!call) return;
-      g.audit.record({ uri: method, attrs: call.attrs, user: call.user, code: err === undefined ? 200 : toHttpError(err).code, receivedAt: call.receivedAt });
+      gate.g.audit.record({ uri: method, attrs: call.attrs, user: call.user, code: err === undefined ? 200 : toHttpError(err).code, receivedAt: call.receivedAt, reason: call.reason });
     },
   };
 }
