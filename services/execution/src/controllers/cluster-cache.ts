@@ -91,17 +91,21 @@ export class ClusterCache {
 
   /**
    * endpointOf under this service's policy; and a Secret no Cluster owns (ownerReferences) that
-   * several Clusters name serves only the oldest of them, so a Cluster written later cannot
-   * borrow another member's token.
+   * several Clusters name serves only one of them — the Cluster of the Secret's own name (as a
+   * join writes `karmada-cluster/<cluster>`), else the oldest (creation time, then name) — so a
+   * Cluster written later cannot borrow another member's token.
    */
-  private endpoint(cluster: Cluster, secret: KubeObject | undefined): EndpointResult {
+  private endpoint(cluster: Cluster, secret: KubeObject | undefined, all: Iterable<Cluster> = [...this.entries.values()].map((x) => x.cluster)): EndpointResult {
     const e = endpointOf(cluster, secret, this.o.policy);
     const ref = cluster.spec?.secretRef;
     if (!e.ok || !secret || !ref?.name || (secret.metadata.ownerReferences ?? []).some((o) => o.kind === "Cluster")) return e;
     const name = cluster.metadata.name ?? "";
-    const first = [cluster, ...this.referencing(ref.namespace ?? "", ref.name).filter((n) => n !== name).map((n) => this.entries.get(n)!.cluster)].sort(
-      (a, b) => String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? "")) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
-    )[0]!;
+    const others = [...all].filter((c) => c.metadata.name !== name && c.spec?.secretRef?.name === ref.name && (c.spec?.secretRef?.namespace ?? "") === (ref.namespace ?? ""));
+    if (others.length === 0) return e;
+    const claimants = [cluster, ...others];
+    const first =
+      claimants.find((c) => c.metadata.name === ref.name) ??
+      claimants.sort((a, b) => String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? "")) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))[0]!;
     return first.metadata.name === name ? e : { ok: false, reason: `the secret ${ref.namespace}/${ref.name} is the credential of cluster ${JSON.stringify(first.metadata.name)}` };
   }
 
@@ -146,7 +150,7 @@ export class ClusterCache {
           seen.add(name);
           const ref = c.spec?.secretRef;
           const secret = ref?.name ? secrets.get(`${ref.namespace ?? ""}/${ref.name}`) : undefined;
-          this.put(c, this.endpoint(c, secret), secret?.metadata.resourceVersion ?? "");
+          this.put(c, this.endpoint(c, secret, items), secret?.metadata.resourceVersion ?? "");
         }
         for (const name of [...this.entries.keys()]) if (!seen.has(name)) this.remove(name);
       } finally {
