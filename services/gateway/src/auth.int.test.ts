@@ -192,6 +192,11 @@ describe("authentication and RBAC", () => {
     // impersonation (kubectl --as) needs the impersonate verb: an admin may, an editor may not
     assert.equal((await kubectl(TOKENS.admin, "auth", "can-i", "create", "works", "-n", "karmada-es-member1", "--as=ed", "--as-group=team-a")).stdout.trim(), "no");
     assert.equal((await kubectl(TOKENS.admin, "auth", "can-i", "create", "deployments", "-n", "default", "--as=ed", "--as-group=team-a")).stdout.trim(), "yes");
+    // kubectl auth can-i --list: the rules that apply in a namespace
+    const list = await kubectl(TOKENS.editor, "auth", "can-i", "--list", "-n", "default");
+    assert.match(list.stdout, /\*\.apps\s+\[\]\s+\[\]\s+\[get list watch create update patch delete\]/, list.stdout + list.stderr);
+    assert.match(list.stdout, /selfsubjectaccessreviews\.authorization\.k8s\.io/);
+    assert.ok(!/works\.work\.karmada\.io\s+\[\]\s+\[\]\s+\[.*create/.test(list.stdout), "an editor creates no Works");
     const asAdmin = await kubectl(TOKENS.editor, "get", "secrets", "-n", "karmada-cluster", "--as=admin");
     assert.match(asAdmin.stderr, /cannot impersonate resource "users"/);
   });

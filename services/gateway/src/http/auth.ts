@@ -4,13 +4,13 @@ import { BadRequestError, decodeDocument, type FieldError } from "@flotilla/api"
 import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
-import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, type Attributes, type UserInfo } from "../logic/rbac.js";
+import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, rulesFor, type Attributes, type UserInfo } from "../logic/rbac.js";
 import { TooManyRequestsError, UnauthorizedError, UnsupportedMediaTypeError, toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { CallGuard } from "../grpc.js";
 import type { ObjectApi, Scope } from "../objects.js";
 import { OBJECT_MEDIA_TYPES, mediaType } from "./routes.js";
-import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec } from "../logic/protobuf.js";
+import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec, decodeSelfSubjectRulesReviewNamespace } from "../logic/protobuf.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -148,6 +148,27 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
     const d = access.authorizer.decide(req.user!, a);
     reply.code(201);
     return { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", metadata: { creationTimestamp: null }, spec, status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) } };
+  });
+
+  // kubectl auth can-i --list
+  app.post("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", async (req, reply) => {
+    let namespace: unknown;
+    if (mediaType(req) === PROTOBUF_MEDIA_TYPE) namespace = decodeSelfSubjectRulesReviewNamespace(req.body as Buffer);
+    else namespace = (body(req, "SelfSubjectRulesReview").spec as { namespace?: unknown } | undefined)?.namespace ?? "";
+    if (typeof namespace !== "string") throw new BadRequestError("spec.namespace must be a string", [{ field: "spec.namespace", reason: "FieldValueTypeInvalid", message: "must be a string" }]);
+    const rules = rulesFor(access.authorizer.snapshot(), req.user!, namespace);
+    reply.code(201);
+    return {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SelfSubjectRulesReview",
+      metadata: { creationTimestamp: null },
+      spec: { namespace },
+      status: {
+        resourceRules: rules.filter((r) => !r.nonResourceURLs?.length).map((r) => ({ verbs: r.verbs ?? [], apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) })),
+        nonResourceRules: rules.filter((r) => r.nonResourceURLs?.length).map((r) => ({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs })),
+        incomplete: false,
+      },
+    };
   });
 
   // kubectl auth whoami (the body says nothing the token does not)

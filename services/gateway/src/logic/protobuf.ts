@@ -75,6 +75,12 @@ export function decodeSelfSubjectAccessReviewSpec(body: Buffer): Record<string, 
   };
 }
 
+/** A SelfSubjectRulesReview in protobuf (spec = 2; spec.namespace = 1): the namespace asked about. */
+export function decodeSelfSubjectRulesReviewNamespace(body: Buffer): string {
+  const spec = messageFields(messageFields(unwrapEnvelope(body)).get(2)?.[0] ?? Buffer.alloc(0));
+  return spec.get(1)?.[0]?.toString("utf8") ?? "";
+}
+
 const str = (b: Buffer | undefined) => (b === undefined ? undefined : b.toString("utf8"));
 const strs = (m: Map<number, Buffer[]>, n: number) => (m.get(n) ?? []).map((b) => b.toString("utf8"));
 const pairs = (m: Map<number, Buffer[]>, n: number): Record<string, string> | undefined => {

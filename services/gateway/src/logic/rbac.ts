@@ -171,3 +171,12 @@ export function authorizeReserved(snap: RbacSnapshot, user: UserInfo, a: Attribu
   }
   return { allowed: false, reason: `namespace ${JSON.stringify(a.namespace)} is reserved to the control plane's services and administrators` };
 }
+
+/** Every rule that applies to `user` in `namespace` (SelfSubjectRulesReview: `kubectl auth can-i --list`). */
+export function rulesFor(snap: RbacSnapshot, user: UserInfo, namespace: string): PolicyRule[] {
+  if (user.groups.includes(SUPERUSER_GROUP)) return [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }, { verbs: ["*"], nonResourceURLs: ["*"] }];
+  const out: PolicyRule[] = [];
+  for (const b of snap.clusterRoleBindings) if (b.subjects.some((s) => subjectMatches(s, user, ""))) out.push(...rulesOf(snap, b.roleRef, ""));
+  if (namespace) for (const b of snap.roleBindings.get(namespace) ?? []) if (b.subjects.some((s) => subjectMatches(s, user, b.namespace))) out.push(...rulesOf(snap, b.roleRef, b.namespace));
+  return out;
+}
