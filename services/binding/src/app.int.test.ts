@@ -5,7 +5,6 @@ import { eventually } from "@flotilla/testkit";
 import { CRB, RB, WORK, admit, nginxDeployment, nginxPropagation, releaseWork, reportWork, schedule, setup, sleep } from "./int.test-support.js";
 
 const PP = "policy.karmada.io/PropagationPolicy";
-const CPP = "policy.karmada.io/ClusterPropagationPolicy";
 const DEPLOY = "apps/Deployment";
 const NGINX_RB = { gk: RB, namespace: "default", name: "nginx-deployment" };
 const work = (cluster: string, name = "nginx-687f7fb96f") => ({ namespace: `karmada-es-${cluster}`, name });

@@ -14,7 +14,10 @@ export type Obj = {
   apiVersion?: string;
   kind?: string;
   metadata: { name: string; namespace?: string; deletionTimestamp?: string; finalizers?: string[]; generation?: number };
+  // the walk-throughs read deep into specs and statuses of several kinds
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   spec?: Record<string, any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   status?: Record<string, any>;
   [k: string]: unknown;
 };

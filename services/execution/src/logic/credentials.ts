@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import type { Cluster, KubeObject } from "@flotilla/api";
 import type { MemberEndpoint } from "@flotilla/kube";
 
@@ -10,6 +9,8 @@ export interface EndpointPolicy {
 }
 
 const bare = (host: string) => host.replace(/^\[|\]$/g, "").toLowerCase();
+/** 4 for a dotted IPv4 address, 6 for an IPv6 one (URL hostnames are already normalised), 0 for a name. */
+const ipVersion = (h: string) => (/^\d{1,3}(\.\d{1,3}){3}$/.test(h) ? 4 : h.includes(":") ? 6 : 0);
 
 export function isLoopbackHost(host: string): boolean {
   const h = bare(host);
@@ -19,12 +20,12 @@ export function isLoopbackHost(host: string): boolean {
 /** Link-local (169.254/16: cloud metadata services; fe80::/10), unspecified and multicast addresses: never a member. */
 function forbiddenAddress(host: string): string | undefined {
   const h = bare(host);
-  if (isIP(h) === 4) {
+  if (ipVersion(h) === 4) {
     const [a, b] = h.split(".").map(Number) as [number, number];
     if (a === 169 && b === 254) return "a link-local address";
     if (a === 0) return "an unspecified address";
     if (a >= 224) return "a multicast or reserved address";
-  } else if (isIP(h) === 6) {
+  } else if (ipVersion(h) === 6) {
     if (/^fe[89ab]/.test(h)) return "a link-local address";
     if (h === "::") return "an unspecified address";
     if (h.startsWith("ff")) return "a multicast address";

@@ -1,4 +1,4 @@
-import { parseResourceList, type ResourceAmounts } from "@flotilla/kube";
+import { parseResourceList, type ResourceAmounts } from "@flotilla/api";
 import { nodeReady, podRequests, type NodeLike, type PodLike } from "./resources.js";
 
 export interface TaintLike {

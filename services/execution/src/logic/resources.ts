@@ -1,4 +1,4 @@
-import { formatResourceList, parseResourceList, type ResourceAmounts } from "@flotilla/kube";
+import { formatResourceList, parseResourceList, type ResourceAmounts } from "@flotilla/api";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);

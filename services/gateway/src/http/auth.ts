@@ -8,7 +8,7 @@ import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, rulesFor, type Attributes, type U
 import { TooManyRequestsError, UnauthorizedError, UnsupportedMediaTypeError, toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { CallGuard } from "../grpc.js";
-import type { ObjectApi, Scope } from "../objects.js";
+import type { ObjectApi } from "../objects.js";
 import { OBJECT_MEDIA_TYPES, mediaType } from "./routes.js";
 import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec, decodeSelfSubjectRulesReviewNamespace } from "../logic/protobuf.js";
 

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { PolicyPlacementAnnotation, isConflict, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
 import { after, done, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
-import { isResponsibleFor, needsSchedule, schedule, type ScheduleResult } from "@flotilla/scheduling";
+import { isResponsibleFor, needsSchedule, schedule } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
 import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
 import { refOfKey } from "../logic/keys.js";
