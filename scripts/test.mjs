@@ -1,7 +1,9 @@
 // `npm test`: install and build when needed, then run every test (unit, integration, end to end)
 // with node's test runner. Integration tests make their own databases and streams, so they never
 // touch a running stack. The end-to-end files (test/e2e), which start every service as a process,
-// run one at a time after the rest. `--unit` runs only the tests that need no Postgres or NATS.
+// and the resilience files (test/resilience), which stop and start Postgres and NATS servers of
+// their own, run one at a time after the rest. `--unit` runs only the tests that need no Postgres
+// or NATS.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { build, ensureBackends, ensureInstalled, findFiles, root } from "./lib.mjs";
@@ -14,12 +16,14 @@ build();
 if (!unitOnly) await ensureBackends();
 
 const e2eDir = `${path.sep}test${path.sep}e2e${path.sep}`;
+const resilienceDir = `${path.sep}test${path.sep}resilience${path.sep}`;
+const alone = (f) => f.includes(e2eDir) || f.includes(resilienceDir);
 let files = ["packages", "services", "test"].flatMap((d) => findFiles(path.join(root, d), ".test.ts"));
-if (unitOnly) files = files.filter((f) => !f.endsWith(".int.test.ts") && !f.includes(e2eDir));
+if (unitOnly) files = files.filter((f) => !f.endsWith(".int.test.ts") && !alone(f));
 if (extra.length) files = files.filter((f) => extra.some((x) => f.includes(x)));
 const batches = [
-  { name: "unit and integration", files: files.filter((f) => !f.includes(e2eDir)), concurrency: 2 },
-  { name: "end to end", files: files.filter((f) => f.includes(e2eDir)), concurrency: 1 },
+  { name: "unit and integration", files: files.filter((f) => !alone(f)), concurrency: 2 },
+  { name: "end to end and resilience", files: files.filter(alone), concurrency: 1 },
 ].filter((b) => b.files.length);
 
 /** Runs one batch, passing its output through and counting its TAP summary. */

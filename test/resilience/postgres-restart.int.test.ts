@@ -188,7 +188,12 @@ test(`${ROUNDS} Postgres restarts under write load: no crash, readiness follows 
     await eventually(() => acked.size > before + 50, { timeoutMs: 10_000 });
   } finally {
     stop = true;
-    await Promise.all(loops);
+    // every loop ends within a query's time: one that does not is a query that never settled
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`a load loop did not end within 30 s of the last restart (writes ${acked.size}, failed ${failed}, lists ${listed}, watch events ${watched})`)), 30_000);
+    });
+    await Promise.race([Promise.all(loops), stuck]).finally(() => clearTimeout(timer));
   }
 
   // the relay published everything that was written (and acknowledged), the consumer got it
