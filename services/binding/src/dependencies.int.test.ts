@@ -137,3 +137,71 @@ test("propagateDeps: a Deployment's ConfigMap and Secret get attached bindings a
     await env.close();
   }
 });
+
+function sharingDeployment(name: string): KubeObject {
+  const d = nginxDeployment({ name, replicas: 1 });
+  d.spec.template.spec.containers[0].envFrom = [{ configMapRef: { name: "shared" } }];
+  return d;
+}
+
+function pinnedPolicy(name: string, cluster: string): KubeObject {
+  return {
+    apiVersion: "policy.karmada.io/v1alpha1",
+    kind: "PropagationPolicy",
+    metadata: { name, namespace: "default" },
+    spec: { propagateDeps: true, conflictResolution: name === "b" ? "Overwrite" : "Abort", resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name }], placement: { clusterAffinity: { clusterNames: [cluster] } } },
+  };
+}
+
+test("propagateDeps: a ConfigMap two Deployments need is on the union of their clusters, stays while one needs it, and goes when propagateDeps is turned off", async () => {
+  const env = await setup();
+  const SHARED_RB = { gk: RB, namespace: "default", name: "shared-configmap" };
+  try {
+    await env.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shared", namespace: "default" }, data: { k: "v" } } as KubeObject);
+    for (const [name, cluster] of [
+      ["a", "member1"],
+      ["b", "member2"],
+    ] as const) {
+      await env.store.create(admit(pinnedPolicy(name, cluster)));
+      await env.store.create(sharingDeployment(name));
+      const ref = { gk: RB, namespace: "default", name: `${name}-deployment` };
+      await eventually(() => env.store.get(ref), { message: `binding of ${name}` });
+      await schedule(env.store, ref, [{ name: cluster, replicas: 1 }]);
+    }
+    const shared = await eventually(
+      async () => {
+        const b = await env.store.get<ResourceBinding>(SHARED_RB);
+        return b?.spec?.requiredBy?.length === 2 && b.spec.requiredBy.every((r) => r.clusters?.length) ? b : undefined;
+      },
+      { message: "both Deployments require the ConfigMap" },
+    );
+    assert.deepEqual(shared.spec?.requiredBy, [
+      { namespace: "default", name: "a-deployment", clusters: [{ name: "member1" }] },
+      { namespace: "default", name: "b-deployment", clusters: [{ name: "member2" }] },
+    ]);
+    assert.equal(shared.spec?.conflictResolution, "Overwrite", "one of them overwrites");
+    assert.equal(Object.keys(shared.metadata.labels ?? {}).filter((k) => k.startsWith(DEPENDED_BY)).length, 2);
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "shared")).join() === "member1,member2" ? true : undefined), { message: "on both clusters" });
+
+    // b is deleted: the ConfigMap leaves member2 and stays on member1 for a
+    await env.store.delete({ gk: "apps/Deployment", namespace: "default", name: "b" });
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "shared")).join() === "member1" ? true : undefined), { message: "only on member1" });
+    const left = await env.store.get<ResourceBinding>(SHARED_RB);
+    assert.deepEqual(left?.spec?.requiredBy, [{ namespace: "default", name: "a-deployment", clusters: [{ name: "member1" }] }]);
+    assert.equal(left?.spec?.conflictResolution, "Abort", "recomputed from the bindings left");
+    await releaseDeleting(env);
+
+    // a's policy stops propagating dependencies: the attached binding is released and, needed by nobody, deleted
+    await env.store.mutate<KubeObject>({ gk: "policy.karmada.io/PropagationPolicy", namespace: "default", name: "a" }, (cur) => ({ ...cur, spec: { ...cur.spec, propagateDeps: false } }));
+    await eventually(
+      async () => {
+        const [s, a] = await Promise.all([env.store.get(SHARED_RB), env.store.get<ResourceBinding>({ gk: RB, namespace: "default", name: "a-deployment" })]);
+        return !s && !a?.metadata.finalizers?.includes("karmada.io/binding-dependencies-distributor") ? true : undefined;
+      },
+      { message: "attached binding gone, finalizer dropped" },
+    );
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "shared")).length === 0 ? true : undefined), { message: "ConfigMap Works deleted" });
+  } finally {
+    await env.close();
+  }
+});
