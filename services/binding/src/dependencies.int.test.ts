@@ -205,3 +205,32 @@ test("propagateDeps: a ConfigMap two Deployments need is on the union of their c
     await env.close();
   }
 });
+
+test("propagateDeps: a dependency created after its workload was propagated is attached then, and one the workload stops referencing is released", async () => {
+  const env = await setup();
+  try {
+    await env.store.create(admit(policy));
+    await env.store.create(webDeployment());
+    await eventually(() => env.store.get(APP_RB), { message: "binding created" });
+    await schedule(env.store, APP_RB, [{ name: "member1", replicas: 2 }]);
+    await eventually(
+      async () => ((await env.store.get<ResourceBinding>(APP_RB))?.metadata.annotations?.["resourcebinding.karmada.io/dependencies"] ? true : undefined),
+      { message: "dependencies recorded" },
+    );
+    assert.equal(await env.store.get(CM_RB), undefined, "no attached binding for a ConfigMap that does not exist");
+
+    await env.store.create(configMap);
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "web-config")).join() === "member1" ? true : undefined), { message: "attached once created" });
+
+    // the Deployment stops mounting the ConfigMap (it still reads the Secret, which does not exist)
+    await env.store.mutate<KubeObject>({ gk: "apps/Deployment", namespace: "default", name: "web" }, (cur) => {
+      cur.spec.template.spec.volumes = [];
+      cur.spec.template.spec.containers[0].volumeMounts = [];
+      return cur;
+    });
+    await eventually(async () => ((await env.store.get(CM_RB)) ? undefined : true), { message: "attached binding released and deleted" });
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "web-config")).length === 0 ? true : undefined), { message: "ConfigMap Work deleted" });
+  } finally {
+    await env.close();
+  }
+});

@@ -15,6 +15,7 @@ import { isIgnoredNamespace } from "../logic/namespaces.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache } from "./caches.js";
 import { bindingsForDependency, type DependencyUsers } from "./dependencies.js";
+import { INTERPRETED_KINDS } from "../logic/dependencies.js";
 import { bindingsForOverridePolicy, type OverrideUsers } from "./overrides.js";
 
 /** The keys one wake-up concerns, per controller. */
@@ -38,6 +39,7 @@ export interface Routed {
  * - a (Cluster)ResourceBinding: the binding controller (a ResourceBinding also the dependencies
  *   distributor);
  * - a core object some binding depends on (see DependencyUsers): also the distributor for those bindings;
+ * - a workload the dependency interpreter knows: also the distributor for its binding;
  * - a Work: the binding controller for the binding named in its annotations (read from the
  *   store; a Work already gone needs nothing: its binding saw it being deleted);
  * - anything else (Clusters, Events, ...): nothing.
@@ -104,6 +106,9 @@ export async function routeWakeUp(
   const key = refKey({ gk, namespace, name });
   out.own = key;
   if (!d.seen.detector.covers(key, w.resourceVersion)) out.detector.push(key);
-  if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
+  const bkey = refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } }));
+  if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(bkey);
+  // a workload's pod template may name other dependencies now (its binding is rewritten only when its replicas change)
+  if (namespace && INTERPRETED_KINDS.has(gk)) out.dependencies.push(bkey);
   return out;
 }

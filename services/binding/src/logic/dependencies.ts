@@ -25,6 +25,9 @@ export const DependenciesDistributorFinalizer = "karmada.io/binding-dependencies
 /** The kinds a dependency can be (store group/kind), in upstream's order. */
 export const DEPENDENCY_KINDS = ["ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"] as const;
 
+/** The group/kinds the native dependency interpreter knows (their pod spec names the dependencies). */
+export const INTERPRETED_KINDS: ReadonlySet<string> = new Set(["apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "apps/ReplicaSet", "batch/Job", "batch/CronJob", "/Pod"]);
+
 /** The pod spec of a workload (pod template, CronJob's job template, a Pod's own spec); undefined for other kinds. */
 function podSpecOf(t: KubeObject): Obj | undefined {
   const spec = isObj(t.spec) ? t.spec : undefined;
