@@ -134,7 +134,8 @@ export function dependenciesDistributor(d: Deps): Reconciler<string> {
           };
         });
         if (!w) return done();
-        if (!(w.metadata.finalizers ?? []).includes(DependenciesDistributorFinalizer)) throw new Error("binding is being deleted");
+        // deleted meanwhile: the retry releases instead
+        if (w.metadata.deletionTimestamp || !(w.metadata.finalizers ?? []).includes(DependenciesDistributorFinalizer)) throw new Error("binding is being deleted");
         d.seen.dependencies.wrote(key, w.metadata.resourceVersion);
         parent = w;
       }
