@@ -234,3 +234,40 @@ test("propagateDeps: a dependency created after its workload was propagated is a
     await env.close();
   }
 });
+
+test("propagateDeps: a dependency a policy of its own propagates keeps its binding and schedule; requiredBy only adds clusters", async () => {
+  const env = await setup();
+  try {
+    await env.store.create(configMap);
+    await env.store.create(
+      admit({
+        apiVersion: "policy.karmada.io/v1alpha1",
+        kind: "PropagationPolicy",
+        metadata: { name: "config", namespace: "default" },
+        spec: { resourceSelectors: [{ apiVersion: "v1", kind: "ConfigMap", name: "web-config" }], placement: { clusterAffinity: { clusterNames: ["member2"] } } },
+      } as KubeObject),
+    );
+    await eventually(() => env.store.get(CM_RB), { message: "the ConfigMap's own binding" });
+    await schedule(env.store, CM_RB, [{ name: "member2" }]);
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "web-config")).join() === "member2" ? true : undefined), { message: "on member2 by its own policy" });
+
+    await env.store.create(admit(policy));
+    await env.store.create(webDeployment());
+    await eventually(() => env.store.get(APP_RB), { message: "binding created" });
+    await schedule(env.store, APP_RB, [{ name: "member1", replicas: 2 }]);
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "web-config")).join() === "member1,member2" ? true : undefined), { message: "required on member1 too" });
+    const b = await env.store.get<ResourceBinding>(CM_RB);
+    assert.ok(b?.metadata.labels?.["propagationpolicy.karmada.io/permanent-id"], "still its policy's binding");
+    assert.deepEqual(b?.spec?.clusters, [{ name: "member2" }], "its schedule is kept");
+    assert.deepEqual(b?.spec?.requiredBy, [{ namespace: "default", name: "web-deployment", clusters: [{ name: "member1" }] }]);
+
+    await env.store.delete({ gk: "apps/Deployment", namespace: "default", name: "web" });
+    await eventually(async () => ((await depClusters(env, "ConfigMap", "web-config")).join() === "member2" ? true : undefined), { message: "back to member2 only" });
+    const kept = await env.store.get<ResourceBinding>(CM_RB);
+    assert.ok(kept && !kept.metadata.deletionTimestamp, "a binding its own policy claims is not deleted");
+    assert.deepEqual(kept.spec?.requiredBy ?? [], []);
+    assert.equal(Object.keys(kept.metadata.labels ?? {}).some((k) => k.startsWith(DEPENDED_BY)), false);
+  } finally {
+    await env.close();
+  }
+});
