@@ -86,6 +86,14 @@ const cases: Array<[string, KubeObject, Array<[string, string]> | undefined]> = 
     workload("apps/v1", "Deployment", { volumeClaimTemplates: [{ metadata: { name: "www" } }], template: { spec: { volumes: [{ persistentVolumeClaim: { claimName: "www" } }] } } }),
     [["PersistentVolumeClaim", "www"]],
   ],
+  [
+    "an Ingress depends on the Secrets of its TLS entries, each once, entries without one skipped",
+    workload("networking.k8s.io/v1", "Ingress", { tls: [{ hosts: ["a"], secretName: "a-tls" }, { hosts: ["b"] }, { secretName: "a-tls" }, { secretName: "b-tls" }] }),
+    [
+      ["Secret", "a-tls"],
+      ["Secret", "b-tls"],
+    ],
+  ],
 ];
 for (const [what, t, refs] of cases) {
   test(what, () => assert.deepEqual(dependenciesOf(t), refs?.map(([kind, name]) => ({ apiVersion: "v1", kind, namespace: "ns", name }))));

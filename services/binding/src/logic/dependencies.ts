@@ -26,7 +26,7 @@ export const DependenciesDistributorFinalizer = "karmada.io/binding-dependencies
 export const DEPENDENCY_KINDS = ["ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"] as const;
 
 /** The group/kinds the native dependency interpreter knows (their pod spec names the dependencies). */
-export const INTERPRETED_KINDS: ReadonlySet<string> = new Set(["apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "apps/ReplicaSet", "batch/Job", "batch/CronJob", "/Pod"]);
+export const INTERPRETED_KINDS: ReadonlySet<string> = new Set(["apps/Deployment", "apps/StatefulSet", "apps/DaemonSet", "apps/ReplicaSet", "batch/Job", "batch/CronJob", "/Pod", "networking.k8s.io/Ingress"]);
 
 /** The pod spec of a workload (pod template, CronJob's job template, a Pod's own spec); undefined for other kinds. */
 function podSpecOf(t: KubeObject): Obj | undefined {
@@ -107,11 +107,23 @@ export function podSpecDependencies(pod: Obj, namespace: string): DependencyRef[
 }
 
 /**
+ * getIngressDependencies: the Secret of each `spec.tls[]` entry, in order, each name once. An
+ * entry without a secret is skipped (upstream lists it and then fails on the empty name).
+ */
+function ingressDependencies(t: KubeObject): DependencyRef[] {
+  const tls = isObj(t.spec) ? arr(t.spec.tls) : [];
+  const names = [...new Set(tls.map((e) => str(e.secretName)).filter((n) => n))];
+  return names.map((name) => ({ apiVersion: "v1", kind: "Secret", namespace: t.metadata.namespace ?? "", name }));
+}
+
+/**
  * The native dependency interpreter for a template: Deployment, StatefulSet, DaemonSet,
- * ReplicaSet, Job, CronJob and Pod through their pod spec; a StatefulSet drops the PVCs its
- * `volumeClaimTemplates` create. Undefined for a kind without the hook (nothing to distribute).
+ * ReplicaSet, Job, CronJob and Pod through their pod spec (a StatefulSet drops the PVCs its
+ * `volumeClaimTemplates` create), an Ingress's TLS Secrets. Undefined for a kind without the
+ * hook (nothing to distribute).
  */
 export function dependenciesOf(t: KubeObject): DependencyRef[] | undefined {
+  if (t.kind === "Ingress" && t.apiVersion.startsWith("networking.k8s.io/")) return ingressDependencies(t);
   const pod = podSpecOf(t);
   if (!pod) return undefined;
   const deps = podSpecDependencies(pod, t.metadata.namespace ?? "");
