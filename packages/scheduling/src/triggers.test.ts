@@ -92,6 +92,12 @@ const responsibility: Array<[string, Record<string, string>, Record<string, unkn
   ["a binding claimed by a ClusterPropagationPolicy is ours", { "clusterpropagationpolicy.karmada.io/permanent-id": "x" }, {}, true],
   ["a binding managed by another controller is ours", { "binding.karmada.io/managed-by": "x" }, {}, true],
   ["an unclaimed binding is not ours", {}, {}, false],
+  [
+    "an attached binding (a dependency's, clusters from requiredBy, no policy label) is not ours",
+    { "resourcebinding.karmada.io/depended-by-5dbb6dc9c8": "x", "resourcebinding.karmada.io/permanent-id": "y" },
+    { requiredBy: [{ namespace: "test", name: "test-binding", clusters: [{ name: "a" }] }] },
+    false,
+  ],
   ["another scheduler's binding is not ours", { "binding.karmada.io/managed-by": "x" }, { schedulerName: "other" }, false],
   ["a binding suspended for scheduling is not ours", { "binding.karmada.io/managed-by": "x" }, { suspension: { scheduling: true } }, false],
 ];

@@ -10,6 +10,7 @@ import { DEFAULT_SETTINGS, type Settings } from "./config.js";
 import { bindingController, bindingControllerName } from "./controllers/binding.js";
 import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
+import { DependencyUsers, dependenciesDistributor } from "./controllers/dependencies.js";
 import { detectorName, resourceDetector } from "./controllers/detector.js";
 import { OverrideUsers } from "./controllers/overrides.js";
 import { policyController } from "./controllers/policy.js";
@@ -33,7 +34,7 @@ export interface AppDeps {
   /** Readiness of the dependencies (database reachable); the consumer's readiness is added. */
   ready?: () => Promise<boolean>;
   /** Which controllers run (default: all; when given, only those set). A disabled controller's wake-ups are acked unseen. */
-  run?: { detector?: boolean; policy?: boolean; binding?: boolean };
+  run?: { detector?: boolean; policy?: boolean; binding?: boolean; dependencies?: boolean };
   /** Options passed to every controller (tests shrink timings). */
   controllerOptions?: { timerPollMs?: number; backoff?: { baseMs?: number; maxMs?: number }; stopTimeoutMs?: number; timeoutMs?: number };
 }
@@ -43,6 +44,7 @@ export interface App {
   detector: Controller;
   policy: Controller;
   binding: Controller;
+  dependencies: Controller;
   readonly consumer: WakeUpConsumer | undefined;
   /** Starts the controllers and the wake-up consumer; with `listen`, the HTTP listener too. */
   start(listen?: { host: string; port: number }): Promise<{ url?: string }>;
@@ -78,13 +80,16 @@ export function buildApp(deps: AppDeps): App {
     skipped,
     now,
     uuid: deps.uuid ?? randomUUID,
-    seen: { detector: new SeenVersions(), binding: new SeenVersions() },
+    seen: { detector: new SeenVersions(), binding: new SeenVersions(), dependencies: new SeenVersions() },
     policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
     detectorStarts: new ReconcileStarts(),
     events: { detector: recorder(detectorName), binding: recorder(bindingControllerName) },
     overrideUsers: new OverrideUsers(),
+    dependencyUsers: new DependencyUsers(),
   };
-  const run = deps.run ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding } : { detector: true, policy: true, binding: true };
+  const run = deps.run
+    ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding, dependencies: !!deps.run.dependencies }
+    : { detector: true, policy: true, binding: true, dependencies: true };
   const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };
   const backoff = deps.controllerOptions?.backoff;
   const templateGks = RESOURCE_TYPES.filter(isTemplateType).map(groupKind);
@@ -110,7 +115,14 @@ export function buildApp(deps: AppDeps): App {
     concurrency: settings.bindingConcurrency,
     listKeys: () => keysOf(deps.store, [GK.resourceBinding, GK.clusterResourceBinding]),
   });
-  const controllers = [detector, policy, binding];
+  const dependencies = createController({
+    ...common,
+    backoff,
+    reconciler: dependenciesDistributor(d),
+    concurrency: settings.dependenciesConcurrency,
+    listKeys: () => keysOf(deps.store, [GK.resourceBinding]),
+  });
+  const controllers = [detector, policy, binding, dependencies];
 
   const http: FastifyInstance = Fastify({
     loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
@@ -134,6 +146,7 @@ export function buildApp(deps: AppDeps): App {
     detector,
     policy,
     binding,
+    dependencies,
     get consumer() {
       return consumer;
     },
@@ -143,6 +156,7 @@ export function buildApp(deps: AppDeps): App {
         if (run.detector) detector.start();
         if (run.policy) policy.start();
         if (run.binding) binding.start();
+        if (run.dependencies) dependencies.start();
         consumer = consume({
           js: deps.js,
           stream: deps.stream,
@@ -159,6 +173,7 @@ export function buildApp(deps: AppDeps): App {
             if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k, hint(k)));
             if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k, hint(k)));
             if (run.binding) for (const k of keys.binding) waits.push(binding.enqueue(k, hint(k)));
+            if (run.dependencies) for (const k of keys.dependencies) waits.push(dependencies.enqueue(k, hint(k)));
             await Promise.all(waits);
           },
         });

@@ -9,6 +9,7 @@ export const configSchema = {
   DETECTOR_CONCURRENCY: int(32, { min: 1 }, "templates reconciled at once by the resource detector (--concurrent-resource-template-syncs)"),
   POLICY_CONCURRENCY: int(4, { min: 1 }, "(Cluster)PropagationPolicies reconciled at once (--concurrent-propagation-policy-syncs)"),
   BINDING_CONCURRENCY: int(32, { min: 1 }, "(Cluster)ResourceBindings reconciled at once by the binding controller (--concurrent-resourcebinding-syncs)"),
+  DEPENDENCIES_CONCURRENCY: int(4, { min: 1 }, "ResourceBindings reconciled at once by the dependencies distributor (propagateDeps)"),
   RESYNC_PERIOD: duration("30m", "every controller re-lists everything it owns this often (0 = off): the backstop for anything missed"),
   DIRECTLY_PURGE_REQUEUE: duration("5s", "how soon a binding is looked at again while a Directly-purged cluster still has its Work"),
   WORK_DELETING_REQUEUE: duration("5s", "how soon a binding is looked at again while a Work it needs is still being deleted"),
@@ -24,6 +25,7 @@ export interface Settings {
   detectorConcurrency: number;
   policyConcurrency: number;
   bindingConcurrency: number;
+  dependenciesConcurrency: number;
   resyncMs: number;
   directlyPurgeRequeueMs: number;
   workDeletingRequeueMs: number;
@@ -37,6 +39,7 @@ export const DEFAULT_SETTINGS: Settings = settingsFrom({
   DETECTOR_CONCURRENCY: 32,
   POLICY_CONCURRENCY: 4,
   BINDING_CONCURRENCY: 32,
+  DEPENDENCIES_CONCURRENCY: 4,
   RESYNC_PERIOD: 30 * 60_000,
   DIRECTLY_PURGE_REQUEUE: 5000,
   WORK_DELETING_REQUEUE: 5000,
@@ -52,6 +55,7 @@ export function settingsFrom(
     | "DETECTOR_CONCURRENCY"
     | "POLICY_CONCURRENCY"
     | "BINDING_CONCURRENCY"
+    | "DEPENDENCIES_CONCURRENCY"
     | "RESYNC_PERIOD"
     | "DIRECTLY_PURGE_REQUEUE"
     | "WORK_DELETING_REQUEUE"
@@ -67,6 +71,7 @@ export function settingsFrom(
     detectorConcurrency: c.DETECTOR_CONCURRENCY,
     policyConcurrency: c.POLICY_CONCURRENCY,
     bindingConcurrency: c.BINDING_CONCURRENCY,
+    dependenciesConcurrency: c.DEPENDENCIES_CONCURRENCY,
     resyncMs: c.RESYNC_PERIOD,
     directlyPurgeRequeueMs: c.DIRECTLY_PURGE_REQUEUE,
     workDeletingRequeueMs: c.WORK_DELETING_REQUEUE,

@@ -143,3 +143,22 @@ test("an OverridePolicy changes the image for one cluster and adds a label for b
     await env.close();
   }
 });
+
+test("dependentOverrides: a policy is applied to a template only once the OverridePolicies it names exist", async () => {
+  const env = await setup();
+  try {
+    const pp = nginxPropagation();
+    pp.spec.dependentOverrides = ["nginx-override"];
+    await env.store.create(admit(pp));
+    await env.store.create(nginxDeployment());
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(await env.store.get(NGINX_RB), undefined, "no binding while the override policy is missing");
+    const t = await env.store.get<KubeObject>({ gk: "apps/Deployment", namespace: "default", name: "nginx" });
+    assert.equal(t?.metadata.labels?.["propagationpolicy.karmada.io/permanent-id"], undefined, "the template is not claimed either");
+
+    await env.store.create(admit(overridePolicy("1.26", "prod")));
+    await eventually(() => env.store.get(NGINX_RB), { message: "binding created once the override policy exists" });
+  } finally {
+    await env.close();
+  }
+});

@@ -13,6 +13,7 @@ import type { Settings } from "../config.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache, ReconcileStarts } from "./caches.js";
 import type { OverrideUsers } from "./overrides.js";
+import type { DependencyUsers } from "./dependencies.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
 import { GK, type Ref } from "../logic/keys.js";
@@ -28,9 +29,10 @@ export interface ControllerDeps {
   uuid: () => string;
   /**
    * Per controller, the versions it wrote or reconciled, whose wake-ups it skips: the detector
-   * (templates), the binding controller (bindings, the Works and template statuses it writes).
+   * (templates), the binding controller (bindings, the Works and template statuses it writes),
+   * the dependencies distributor (the bindings it holds with its finalizer).
    */
-  seen: { detector: SeenVersions; binding: SeenVersions };
+  seen: { detector: SeenVersions; binding: SeenVersions; dependencies: SeenVersions };
   /** Policy lists for choosing the policy of unclaimed templates. */
   policies: PolicyCache;
   /** When the detector last started on each template. */
@@ -39,6 +41,8 @@ export interface ControllerDeps {
   events: { detector: EventRecorder; binding: EventRecorder };
   /** Which override policies each binding was last rendered with (see OverrideUsers). */
   overrideUsers: OverrideUsers;
+  /** Which dependencies each binding with propagateDeps last had (see DependencyUsers). */
+  dependencyUsers: DependencyUsers;
 }
 
 export function policyGk(kind: PolicyKind): string {

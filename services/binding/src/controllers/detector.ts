@@ -56,9 +56,27 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
 
       const policy = await choosePolicy(d, t);
       if (!policy) return covered(); // waits: a new or changed policy enqueues it
+      await requireDependentOverrides(d, policy);
       return covered(await applyPolicy(d, t, policy, true, ctx));
     },
   };
+}
+
+/**
+ * IsDependentOverridesPresent: a policy is applied to an unclaimed template only once every
+ * override policy named in its `dependentOverrides` exists (OverridePolicies of its namespace
+ * for a PropagationPolicy, ClusterOverridePolicies for a ClusterPropagationPolicy); until then
+ * the reconcile fails and is retried with backoff, as upstream ("waiting for dependent overrides").
+ */
+async function requireDependentOverrides(d: ControllerDeps, policy: AnyPropagationPolicy): Promise<void> {
+  const names = policy.spec?.dependentOverrides ?? [];
+  if (names.length === 0) return;
+  const cluster = policy.kind === "ClusterPropagationPolicy";
+  const gk = cluster ? GK.clusterOverridePolicy : GK.overridePolicy;
+  const namespace = cluster ? "" : (policy.metadata.namespace ?? "");
+  const missing: string[] = [];
+  for (const name of names) if (!(await d.store.get({ gk, namespace, name }))) missing.push(name);
+  if (missing.length) throw new Error(`waiting for dependent overrides of ${policy.kind} ${namespace ? namespace + "/" : ""}${policy.metadata.name ?? ""}: ${missing.join(", ")}`);
 }
 
 /**

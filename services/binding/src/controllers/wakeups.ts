@@ -14,6 +14,8 @@ import { GK, refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache } from "./caches.js";
+import { bindingsForDependency, type DependencyUsers } from "./dependencies.js";
+import { INTERPRETED_KINDS } from "../logic/dependencies.js";
 import { bindingsForOverridePolicy, type OverrideUsers } from "./overrides.js";
 
 /** The keys one wake-up concerns, per controller. */
@@ -21,6 +23,8 @@ export interface Routed {
   detector: string[];
   policy: string[];
   binding: string[];
+  /** Bindings whose dependencies to distribute again. */
+  dependencies: string[];
   /** The key of the wake-up's own object (a template, policy or binding), when it has one. */
   own?: string;
 }
@@ -32,7 +36,10 @@ export interface Routed {
  * - a (Cluster)PropagationPolicy: the policy controller;
  * - a (Cluster)OverridePolicy: the binding controller for the bindings whose template it may
  *   select and those last rendered with it (see bindingsForOverridePolicy);
- * - a (Cluster)ResourceBinding: the binding controller;
+ * - a (Cluster)ResourceBinding: the binding controller (a ResourceBinding also the dependencies
+ *   distributor);
+ * - a core object some binding depends on (see DependencyUsers): also the distributor for those bindings;
+ * - a workload the dependency interpreter knows: also the distributor for its binding;
  * - a Work: the binding controller for the binding named in its annotations (read from the
  *   store; a Work already gone needs nothing: its binding saw it being deleted);
  * - anything else (Clusters, Events, ...): nothing.
@@ -41,9 +48,16 @@ export interface Routed {
  */
 export async function routeWakeUp(
   w: WakeUp,
-  d: { store: ObjectStore; skipped: readonly RegExp[]; seen: { detector: SeenVersions; binding: SeenVersions }; policies: PolicyCache; overrideUsers: OverrideUsers },
+  d: {
+    store: ObjectStore;
+    skipped: readonly RegExp[];
+    seen: { detector: SeenVersions; binding: SeenVersions; dependencies: SeenVersions };
+    policies: PolicyCache;
+    overrideUsers: OverrideUsers;
+    dependencyUsers: DependencyUsers;
+  },
 ): Promise<Routed> {
-  const out: Routed = { detector: [], policy: [], binding: [] };
+  const out: Routed = { detector: [], policy: [], binding: [], dependencies: [] };
   const type = resourceByKind(w.apiVersion ?? "", w.kind ?? "");
   if (!type) return out;
   const gk = groupKind(type);
@@ -65,6 +79,7 @@ export async function routeWakeUp(
       const key = refKey({ gk, namespace, name });
       out.own = key;
       if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(key);
+      if (gk === GK.resourceBinding && !d.seen.dependencies.covers(key, w.resourceVersion)) out.dependencies.push(key);
       return out;
     }
     case GK.work: {
@@ -86,9 +101,14 @@ export async function routeWakeUp(
     }
   }
   if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
+  // a dependency created, changed or deleted: the bindings that depend on it
+  if (type.group === "") out.dependencies.push(...bindingsForDependency(d.dependencyUsers, { apiVersion: w.apiVersion ?? "", kind: type.kind, namespace, name }));
   const key = refKey({ gk, namespace, name });
   out.own = key;
   if (!d.seen.detector.covers(key, w.resourceVersion)) out.detector.push(key);
-  if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } })));
+  const bkey = refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } }));
+  if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(bkey);
+  // a workload's pod template may name other dependencies now (its binding is rewritten only when its replicas change)
+  if (namespace && INTERPRETED_KINDS.has(gk)) out.dependencies.push(bkey);
   return out;
 }
