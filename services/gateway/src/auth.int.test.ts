@@ -14,6 +14,7 @@ import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit"
 import { buildGateway, type Gateway } from "./app.js";
 import { TOKENS, bearer, grpcAuth, testAccess, testTls } from "./access.test-support.js";
 import { openAuditLog, type AuditEvent } from "./auth/audit.js";
+import { RbacAuthorizer } from "./auth/access.js";
 
 const run = promisify(execFile);
 const DEPLOY = "/apis/apps/v1/namespaces/default/deployments";
@@ -117,8 +118,13 @@ describe("authentication and RBAC", () => {
     assert.deepEqual(who.body.status.userInfo, { username: "nobody", uid: "nobody-uid", groups: ["system:authenticated"] });
   });
 
-  test("the default roles exist, and flotilla:view can list but not create", async () => {
+  test("the default roles exist (written once: an unchanged default is not written again), and flotilla:view can list but not create", async () => {
     const roles = await call("GET", `${RBAC}/clusterroles`, TOKENS.admin);
+    const rv = roles.body.items.find((r: { metadata: { name: string } }) => r.metadata.name === "flotilla:edit").metadata.resourceVersion;
+    const again = new RbacAuthorizer(store);
+    await again.start();
+    await again.stop();
+    assert.equal((await call("GET", `${RBAC}/clusterroles/flotilla:edit`, TOKENS.admin)).body.metadata.resourceVersion, rv);
     for (const n of ["flotilla:admin", "flotilla:edit", "flotilla:view"]) assert.ok(roles.body.items.some((r: { metadata: { name: string } }) => r.metadata.name === n), n);
     await bind(bindTo("vi-views", "flotilla:view", { kind: "User", name: "vi" }));
     await until(TOKENS.viewer, "GET", DEPLOY, 200);

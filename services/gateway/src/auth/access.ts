@@ -166,8 +166,13 @@ export class RbacAuthorizer {
   }
 }
 
+/** JSON with object keys sorted (Postgres' jsonb reorders them), for comparing content. */
+const stable = (v: unknown): string =>
+  Array.isArray(v) ? `[${v.map(stable).join(",")}]` : v && typeof v === "object" ? `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`).join(",")}}` : JSON.stringify(v);
+
+/** Whether the stored default has the wanted rules/subjects and labels (an unchanged default is not written again). */
 const sameContent = (a: KubeObject, b: KubeObject) => {
-  const strip = (o: KubeObject) => JSON.stringify({ ...o, metadata: undefined, apiVersion: undefined });
+  const strip = (o: KubeObject) => stable({ ...o, metadata: undefined, apiVersion: undefined });
   return strip(a) === strip(b) && Object.entries(b.metadata.labels ?? {}).every(([k, v]) => a.metadata.labels?.[k] === v);
 };
 
