@@ -14,7 +14,7 @@ import { freshDatabase, sleep, uniqueName, type NatsServer, type PostgresServer,
 import { ProcessLogs } from "../../load/lib/logs.js";
 import { SERVICE_NAMES, bearer, deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, waitReady, type ServiceName, type Services } from "../../load/lib/stack.js";
 import { KNOBS } from "../failover/harness.js";
-import { ProcessLedger, settled, type Expected, type World } from "./invariants.js";
+import { ProcessLedger, settled, violations, type Expected, type World } from "./invariants.js";
 
 export const MEMBERS = ["member1", "member2"] as const;
 export const FAILED = "member1";
@@ -193,7 +193,7 @@ export interface WalkThroughTimes {
  * member1 and starts `chaos` at that moment, brings member1 back once every binding is off it,
  * waits for `chaos` to finish and then for every invariant (at most `settleMs`).
  */
-export async function failoverWalkThrough(s: ChaosStack, chaos: () => Promise<void>, o: { settleMs?: number; evictMs?: number } = {}): Promise<WalkThroughTimes> {
+export async function failoverWalkThrough(s: ChaosStack, chaos: (o: { returned: Promise<void> }) => Promise<void>, o: { settleMs?: number; evictMs?: number } = {}): Promise<WalkThroughTimes> {
   const sim = s.sim;
   await s.post(`/apis/policy.karmada.io/v1alpha1/namespaces/${NS}/propagationpolicies`, policy);
   for (const d of s.deployments) await s.post(`/apis/apps/v1/namespaces/${NS}/deployments`, deployment(d));
@@ -207,7 +207,9 @@ export async function failoverWalkThrough(s: ChaosStack, chaos: () => Promise<vo
   await sim.setFault(FAILED, { mode: "unreachable" });
   s.note(`${FAILED} unreachable`);
   let chaosError: unknown;
-  const chaosDone = chaos().catch((e) => void (chaosError = e));
+  let hasReturned = () => {};
+  const returned = new Promise<void>((r) => (hasReturned = r));
+  const chaosDone = chaos({ returned }).catch((e) => void (chaosError = e));
   try {
     await until(async () => {
       const [{ left }] = await s.sql<{ left: number }[]>`
@@ -225,18 +227,25 @@ export async function failoverWalkThrough(s: ChaosStack, chaos: () => Promise<vo
   s.note(`every binding off ${FAILED}`);
   await sim.setFault(FAILED, { mode: "healthy" });
   s.note(`${FAILED} healthy`);
+  hasReturned();
   const t1 = Date.now();
   await chaosDone;
   if (chaosError) throw chaosError;
   s.note("chaos over");
   await settled(s.world, o.settleMs ?? 90_000);
   s.note("settled");
-  return { evictedMs, settledMs: Date.now() - t1, totalMs: Date.now() - t0 };
+  const settledAt = Date.now();
+  // and they stay so
+  await sleep(2000);
+  const later = await violations(s.world);
+  if (later.length > 0) throw new Error(`invariants held, then 2 s later no more:\n  ${later.join("\n  ")}`);
+  return { evictedMs, settledMs: settledAt - t1, totalMs: settledAt - t0 };
 }
 
 /** kill -9 every service once, in a random order, at random moments `gapMs` apart, each down for up to `downMs`. */
 export function killEveryService(s: ChaosStack, o: { gapMs: [number, number]; downMs: [number, number]; rounds?: number }): () => Promise<void> {
   return async () => {
+    // the kills take longer than the eviction: the later ones fall on member1's return
     for (let r = 0; r < (o.rounds ?? 1); r++) {
       const order: ServiceName[] = [...SERVICE_NAMES];
       for (let i = order.length - 1; i > 0; i--) {
@@ -247,6 +256,30 @@ export function killEveryService(s: ChaosStack, o: { gapMs: [number, number]; do
         await sleep(s.between(...o.gapMs));
         await s.crash(name, s.between(...o.downMs));
       }
+    }
+  };
+}
+
+/**
+ * `outages` times, at a random moment `gapMs` after the previous one (the first from the fault;
+ * the last `afterReturn` of them after member1 has returned): `stop()` the backend, leave it
+ * down for a random `downMs`, `start()` it again.
+ */
+export function backendOutages(
+  s: ChaosStack,
+  o: { name: string; outages: number; afterReturn?: number; gapMs: [number, number]; returnGapMs?: [number, number]; downMs: [number, number]; stop: (i: number) => Promise<void>; start: () => Promise<void> },
+): (w: { returned: Promise<void> }) => Promise<void> {
+  return async ({ returned }) => {
+    for (let i = 0; i < o.outages; i++) {
+      const late = i >= o.outages - (o.afterReturn ?? 0);
+      if (late) await returned;
+      // just after the return: while the stale Works are being removed
+      await sleep(late ? s.between(...(o.returnGapMs ?? [0, 1000])) : s.between(...o.gapMs));
+      s.note(`${o.name} down`);
+      await o.stop(i);
+      await sleep(s.between(...o.downMs));
+      await o.start();
+      s.note(`${o.name} up`);
     }
   };
 }
