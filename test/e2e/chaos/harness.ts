@@ -165,16 +165,19 @@ const deployment = (d: Expected) => ({
   },
 });
 
-/** Polls until `check` is true; errors (a backend down) count as not yet. */
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+/** Polls until `check` is true; errors (a backend down) count as not yet; `fatal` returns a reason to stop waiting. */
+async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, fatal: () => string | undefined = () => undefined): Promise<void> {
   const t0 = Date.now();
   let last = "";
   for (;;) {
     try {
       if (await check()) return;
+      last = "";
     } catch (e) {
       last = ` (last error: ${(e as Error).message})`;
     }
+    const stop = fatal();
+    if (stop) throw new Error(`${what}: gave up after ${Date.now() - t0} ms: ${stop}`);
     if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not after ${timeoutMs} ms${last}`);
     await sleep(200);
   }
@@ -217,8 +220,8 @@ export async function failoverWalkThrough(s: ChaosStack, chaos: (o: { returned: 
           AND (EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(body->'spec'->'clusters', '[]')) c WHERE c->>'name' = ${FAILED})
                OR jsonb_array_length(coalesce(body->'spec'->'gracefulEvictionTasks', '[]')) > 0
                OR jsonb_array_length(coalesce(body->'spec'->'clusters', '[]')) = 0)`;
-      return left === 0 && s.ledger.unexpected().length === 0;
-    }, o.evictMs ?? 90_000, `every binding off ${FAILED}, rescheduled, with no eviction task`);
+      return left === 0;
+    }, o.evictMs ?? 90_000, `every binding off ${FAILED}, rescheduled, with no eviction task`, () => s.ledger.unexpected().join("; ") || (chaosError ? `the chaos failed: ${(chaosError as Error).message}` : undefined));
   } catch (e) {
     await chaosDone;
     throw e;
