@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -21,27 +21,43 @@ export function canRunPostgresServer(): boolean {
  */
 export class PostgresServer {
   readonly dir: string;
-  readonly port: number;
+  private _port: number;
   private readonly asRoot = process.getuid?.() === 0;
 
   private constructor(dir: string, port: number) {
     this.dir = dir;
-    this.port = port;
+    this._port = port;
   }
 
-  /** initdb (trust auth, fsync off) and start on a free port in 55432..60431. */
+  get port(): number {
+    return this._port;
+  }
+
+  /**
+   * initdb (trust auth, fsync off) and start on a random port in 55432..60431; a port taken
+   * meanwhile (the range overlaps the ephemeral ports) is tried again with another, up to 5 times.
+   */
   static async start(): Promise<PostgresServer> {
     const dir = mkdtempSync(path.join(tmpdir(), "flotilla-pg-"));
-    const s = new PostgresServer(dir, 55432 + Math.floor(Math.random() * 5000));
+    const s = new PostgresServer(dir, 0);
     if (s.asRoot) chownSync(dir, ...(await s.postgresIds()));
     await s.pg("initdb", ["-D", s.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-    // sockets in the data directory (the default /var/run/postgresql may not be writable)
-    writeFileSync(
-      path.join(s.data, "postgresql.auto.conf"),
-      `port = ${s.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${s.data}'\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 100\nshared_buffers = 32MB\n`,
-    );
-    await s.startServer();
-    return s;
+    for (let attempt = 1; ; attempt++) {
+      s._port = 55432 + Math.floor(Math.random() * 5000);
+      // sockets in the data directory (the default /var/run/postgresql may not be writable)
+      writeFileSync(
+        path.join(s.data, "postgresql.auto.conf"),
+        `port = ${s.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${s.data}'\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 100\nshared_buffers = 32MB\n`,
+      );
+      try {
+        await s.startServer();
+        return s;
+      } catch (e) {
+        const log = existsSync(path.join(dir, "log")) ? readFileSync(path.join(dir, "log"), "utf8") : "";
+        if (attempt >= 5 || !/Address already in use/.test(log)) throw e;
+        rmSync(path.join(dir, "log"), { force: true });
+      }
+    }
   }
 
   get data(): string {

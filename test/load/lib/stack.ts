@@ -43,6 +43,8 @@ export interface Managed {
   readonly exited: Promise<Exit>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
   stop(graceMs?: number): Promise<Exit>;
+  /** Sends `signal` (SIGKILL: a crash) at once, as an exit the caller asked for; resolves with how it ended. */
+  kill(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
 export interface LaunchOptions {
@@ -85,6 +87,12 @@ export function launch(name: string, script: string, args: string[], logs: Proce
       const e = await exited;
       clearTimeout(kill);
       return e;
+    },
+    async kill(signal = "SIGKILL") {
+      stopping = true;
+      if (exit) return exit;
+      child.kill(signal);
+      return exited;
     },
   };
 }
@@ -147,6 +155,11 @@ export interface Services {
   /** HTTP port (/healthz, /readyz, /metrics) of each service. */
   ports: ReadonlyMap<ServiceName, number>;
   procs: ReadonlyMap<ServiceName, Managed>;
+  /**
+   * Starts a service again (after it exited or was killed) with the same settings and port; the
+   * new process replaces the old one in `procs`. Does not wait for it to be ready.
+   */
+  relaunch(name: ServiceName): Managed;
   /** SIGTERM to every service, waiting for each to exit. */
   stop(): Promise<Map<ServiceName, Exit>>;
 }
@@ -183,9 +196,15 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     eviction: {},
   };
   const procs = new Map<ServiceName, Managed>();
-  for (const s of SERVICE_NAMES) {
-    procs.set(s, launchService(s, { env: { ...o.env, PORT: String(ports.get(s)), ...own[s] }, logs: o.logs, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) }));
-  }
+  const start = (s: ServiceName) => launchService(s, { env: { ...o.env, PORT: String(ports.get(s)), ...own[s] }, logs: o.logs, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) });
+  for (const s of SERVICE_NAMES) procs.set(s, start(s));
+  const relaunch = (s: ServiceName) => {
+    const old = procs.get(s);
+    if (old && !old.exit) throw new Error(`${s} is still running`);
+    const p = start(s);
+    procs.set(s, p);
+    return p;
+  };
   const stop = async () => {
     const exits = new Map(await Promise.all([...procs].map(async ([n, p]) => [n, await p.stop()] as const)));
     tokens.remove();
@@ -197,7 +216,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     await stop();
     throw e;
   }
-  return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, token: tokens.token, ports, procs, stop };
+  return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, token: tokens.token, ports, procs, relaunch, stop };
 }
 
 /** One service from its build (`services/<name>/dist/main.js`); `env` holds all its settings (PORT included). */
