@@ -58,7 +58,10 @@ export interface World {
 
 type Body = {
   metadata: { name: string; namespace?: string; generation?: number; deletionTimestamp?: string; annotations?: Record<string, string> };
+  // the checks read deep into specs and statuses of several kinds
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   spec?: Record<string, any>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   status?: Record<string, any>;
 };
 
