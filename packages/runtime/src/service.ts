@@ -28,6 +28,11 @@ export interface ServiceContext<C> {
   js: JetStreamClient;
   /** Readiness of the dependencies: Postgres answers (within 2 s) and NATS is connected. */
   ready: () => Promise<boolean>;
+  /**
+   * Names what the service is starting, so that a start cut short by Postgres or NATS going
+   * away is stopped before the service is started again.
+   */
+  starting: (r: Running) => void;
 }
 
 export interface Running {
@@ -79,8 +84,9 @@ async function untilReachable<T>(what: string, log: Logger, attempt: () => Promi
  * Postgres or NATS not reachable at start: it waits for them (retrying with backoff). Either
  * going away later: the service keeps running, `/readyz` answers 503 until it is back, the
  * pools and the NATS client reconnect, and the relay and consumers carry on from where they
- * were. It exits (code 1, with the reason) only when it cannot continue: a setting or
- * credential the server refuses, or the NATS connection closed for good.
+ * were; going away while the service starts, what was started is stopped and started again. It
+ * exits (code 1, with the reason) only when it cannot continue: a setting or credential the
+ * server refuses, or the NATS connection closed for good.
  */
 type ServiceConfig<S extends Schema> = ConfigOf<S> & ConfigOf<typeof serviceSchema>;
 
@@ -135,12 +141,27 @@ export async function runService<S extends Schema>(name: string, schema: S, star
     const dbReady = databaseProbe(db.sql);
     const natsReady = natsProbe(nc);
     const ready = async () => natsReady() && (await dbReady());
-    const running = await start({ cfg, log, db, store, nc, js: jetstream(nc), ready });
+    // Postgres or NATS going away while the service starts (its first lists, say): what was
+    // started is stopped, and the service is started again once they answer
+    let running: Running | undefined;
+    for (let failures = 1; !running; failures++) {
+      let partial: Running | undefined;
+      try {
+        running = await start({ cfg, log, db, store, nc, js: jetstream(nc), ready, starting: (r) => void (partial = r) });
+      } catch (e) {
+        if (!unreachable(e) || nc.isClosed()) throw e;
+        const retryInMs = backoffDelay(failures, { baseMs: 200, maxMs: 5000 });
+        log.warn({ err: e, failures, retryInMs }, `${name}: a dependency went away while starting; starting again`);
+        await Promise.race([partial?.stop().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
+        await new Promise((r) => setTimeout(r, retryInMs));
+      }
+    }
+    const started = running;
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
       process.once(sig, () => {
         stopping = true;
         log.info({ signal: sig }, "shutting down");
-        void Promise.allSettled([running.stop(), relay.stop()])
+        void Promise.allSettled([started.stop(), relay.stop()])
           .then(() => Promise.allSettled([nc.drain(), db.close(), relayDb.close()]))
           .finally(() => process.exit(0));
       });

@@ -2,7 +2,7 @@ import { runService } from "@flotilla/runtime";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 
-await runService("binding", configSchema, async ({ cfg, log, db, store, js, ready }) => {
+await runService("binding", configSchema, async ({ cfg, log, db, store, js, ready, starting }) => {
   const app = buildApp({
     store,
     sql: db.sql,
@@ -13,6 +13,7 @@ await runService("binding", configSchema, async ({ cfg, log, db, store, js, read
     settings: settingsFrom(cfg),
     ready,
   });
+  starting(app);
   const { url } = await app.start({ host: cfg.HOST, port: cfg.PORT });
   log.info({ url }, "binding service listening");
   return app;

@@ -9,7 +9,7 @@ import { openAuditLog } from "./auth/audit.js";
 import { OidcAuthenticator, unionAuthenticator } from "./auth/oidc.js";
 import { DEFAULT_LIMITS } from "./http/auth.js";
 
-await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => {
+await runService("gateway", configSchema, async ({ cfg, log, store, ready, starting }) => {
   if (!cfg.TOKEN_AUTH_FILE && !cfg.OIDC_ISSUER_URL) {
     throw new ConfigError(['neither TOKEN_AUTH_FILE nor OIDC_ISSUER_URL is set: every request is authenticated; give a token file (token,user,uid,"groups" per line, or TOKEN_AUTH_FILE_CREATE=true to have one created) or an OIDC issuer']);
   }
@@ -44,6 +44,7 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready }) => 
     audit: openAuditLog(cfg.AUDIT_LOG_PATH),
     limits: { ratePerSecond: cfg.RATE_LIMIT_QPS, burst: cfg.RATE_LIMIT_BURST, watchesPerUser: cfg.MAX_WATCHES_PER_USER, failedAuthPerSecond: DEFAULT_LIMITS.failedAuthPerSecond },
   });
+  starting(gateway);
   const resealed = await store.resealCredentials();
   if (resealed) log.info({ secrets: resealed }, "member credentials sealed with the current encryption key");
   const { url, grpcAddress } = await gateway.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.GRPC_PORT || undefined });

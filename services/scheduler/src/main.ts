@@ -3,7 +3,7 @@ import { EstimatorClient } from "@flotilla/proto";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 
-await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, ready }) => {
+await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, ready, starting }) => {
   const estimator = cfg.ESTIMATOR_ENABLED ? new EstimatorClient(cfg.ESTIMATOR_GRPC_URL, { deadlineMs: cfg.ESTIMATOR_TIMEOUT }) : undefined;
   const app = buildApp({
     store,
@@ -16,12 +16,14 @@ await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, re
     estimator,
     ready,
   });
-  const { url, grpcAddress } = await app.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.SCHEDULER_GRPC_PORT || undefined });
-  log.info({ url, grpcAddress, estimator: estimator ? cfg.ESTIMATOR_GRPC_URL : "off" }, "scheduler listening");
-  return {
+  const running = {
     async stop() {
       await app.stop();
       estimator?.close();
     },
   };
+  starting(running);
+  const { url, grpcAddress } = await app.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.SCHEDULER_GRPC_PORT || undefined });
+  log.info({ url, grpcAddress, estimator: estimator ? cfg.ESTIMATOR_GRPC_URL : "off" }, "scheduler listening");
+  return running;
 });

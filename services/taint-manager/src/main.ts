@@ -2,8 +2,9 @@ import { runService } from "@flotilla/runtime";
 import { buildApp } from "./app.js";
 import { configSchema } from "./config.js";
 
-await runService("taint-manager", configSchema, async ({ cfg, log, store, js, ready }) => {
+await runService("taint-manager", configSchema, async ({ cfg, log, store, js, ready, starting }) => {
   const app = buildApp({ store, log, cfg, js, ready });
+  starting(app);
   await app.start();
   const url = await app.listen({ host: cfg.HOST, port: cfg.PORT });
   log.info({ url }, "taint-manager listening");
