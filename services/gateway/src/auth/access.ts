@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
 import { AlreadyExistsError, CORE, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { Informer } from "@flotilla/runtime";
@@ -166,15 +167,10 @@ export class RbacAuthorizer {
   }
 }
 
-/** JSON with object keys sorted (Postgres' jsonb reorders them), for comparing content. */
-const stable = (v: unknown): string =>
-  Array.isArray(v) ? `[${v.map(stable).join(",")}]` : v && typeof v === "object" ? `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`).join(",")}}` : JSON.stringify(v);
-
-/** Whether the stored default has the wanted rules/subjects and labels (an unchanged default is not written again). */
-const sameContent = (a: KubeObject, b: KubeObject) => {
-  const strip = (o: KubeObject) => stable({ ...o, metadata: undefined, apiVersion: undefined });
-  return strip(a) === strip(b) && Object.entries(b.metadata.labels ?? {}).every(([k, v]) => a.metadata.labels?.[k] === v);
-};
+/** Whether the stored default has the wanted rules/subjects and labels (an unchanged default is not written again; key order, which jsonb changes, does not count). */
+const sameContent = (a: KubeObject, b: KubeObject) =>
+  isDeepStrictEqual({ ...a, metadata: undefined, apiVersion: undefined }, { ...b, metadata: undefined, apiVersion: undefined }) &&
+  Object.entries(b.metadata.labels ?? {}).every(([k, v]) => a.metadata.labels?.[k] === v);
 
 /** Authentication then authorization, for both fronts. */
 export interface Access {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
-import type { Attributes, UserInfo } from "../logic/rbac.js";
+import { userInfoJson, type Attributes, type UserInfo } from "../logic/rbac.js";
 
 /**
  * The audit log: one JSON line per write (create, update, patch, delete) and per refused
@@ -49,8 +49,6 @@ export function audited(r: Pick<AuditRecord, "attrs" | "code">): boolean {
   return r.code === 401 || r.code === 403 || r.code === 429 || (!!r.attrs && WRITE.has(r.attrs.verb) && r.attrs.resourceRequest);
 }
 
-const userOf = (u: UserInfo) => ({ username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups });
-
 export function auditEvent(r: AuditRecord, now = new Date()): AuditEvent {
   const a = r.attrs;
   return {
@@ -61,8 +59,8 @@ export function auditEvent(r: AuditRecord, now = new Date()): AuditEvent {
     stage: "ResponseComplete",
     requestURI: r.uri,
     verb: a?.verb ?? "",
-    user: r.user ? userOf(r.user) : { username: "system:anonymous" },
-    ...(r.impersonatedUser ? { impersonatedUser: userOf(r.impersonatedUser) } : {}),
+    user: r.user ? userInfoJson(r.user) : { username: "system:anonymous" },
+    ...(r.impersonatedUser ? { impersonatedUser: userInfoJson(r.impersonatedUser) } : {}),
     sourceIPs: r.sourceIP ? [r.sourceIP] : [],
     ...(r.userAgent ? { userAgent: r.userAgent.slice(0, 256) } : {}),
     ...(a?.resourceRequest

@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type * as grpc from "@grpc/grpc-js";
-import { BadRequestError, decodeDocument, type FieldError } from "@flotilla/api";
+import { BadRequestError, type FieldError } from "@flotilla/api";
 import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
-import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, rulesFor, type Attributes, type UserInfo } from "../logic/rbac.js";
-import { TooManyRequestsError, UnauthorizedError, UnsupportedMediaTypeError, toHttpError } from "../logic/status.js";
+import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, rulesFor, userInfoJson, type Attributes, type UserInfo } from "../logic/rbac.js";
+import { TooManyRequestsError, UnauthorizedError, toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { CallGuard } from "../grpc.js";
 import type { ObjectApi } from "../objects.js";
-import { OBJECT_MEDIA_TYPES, mediaType } from "./routes.js";
+import { OBJECT_MEDIA_TYPES, mediaType, readBody } from "./routes.js";
 import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec, decodeSelfSubjectRulesReviewNamespace } from "../logic/protobuf.js";
 
 declare module "fastify" {
@@ -133,10 +133,9 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
   });
   const access = gate.g.access;
 
+  /** A review's JSON or YAML body (readBody: 415 for other media types), which must be an object. */
   const body = (req: FastifyRequest, kind: string): Record<string, unknown> => {
-    const format = OBJECT_MEDIA_TYPES.get(mediaType(req));
-    if (!format) throw new UnsupportedMediaTypeError(`the body of the request was in an unknown format (${JSON.stringify(mediaType(req))}) - accepted media types include: ${[...OBJECT_MEDIA_TYPES.keys(), PROTOBUF_MEDIA_TYPE].join(", ")}`);
-    const doc = decodeDocument(String(req.body ?? ""), format, { group: "", kind });
+    const doc = readBody(req, OBJECT_MEDIA_TYPES, { group: "", kind }) ?? {};
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new BadRequestError(`the body must be a ${kind} object`);
     return doc as Record<string, unknown>;
   };
@@ -175,7 +174,7 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
   app.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", async (req, reply) => {
     const u = req.user!;
     reply.code(201);
-    return { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", metadata: { creationTimestamp: null }, status: { userInfo: { username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups } } };
+    return { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", metadata: { creationTimestamp: null }, status: { userInfo: userInfoJson(u) } };
   });
 }
 

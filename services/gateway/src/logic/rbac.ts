@@ -12,6 +12,9 @@ export interface UserInfo {
   groups: string[];
 }
 
+/** A user as Kubernetes writes it in API objects (authentication/v1 UserInfo: audit events, SelfSubjectReview). */
+export const userInfoJson = (u: UserInfo) => ({ username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups });
+
 /** What is asked (Kubernetes' authorizer.Attributes). */
 export type Attributes =
   | {
