@@ -1,7 +1,7 @@
 import { KARMADA, CORE, groupKind, type Cluster, type KubeObject } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
-import { endpointOf, type EndpointPolicy, type EndpointResult } from "../logic/credentials.js";
+import { credentialHolder, endpointOf, namesSecret, type EndpointPolicy, type EndpointResult } from "../logic/credentials.js";
 import { findCondition } from "../logic/conditions.js";
 
 export const CLUSTER_GK = groupKind(KARMADA.cluster);
@@ -59,12 +59,7 @@ export class ClusterCache {
 
   /** Clusters whose spec.secretRef names this Secret. */
   referencing(namespace: string, name: string): string[] {
-    const out: string[] = [];
-    for (const [n, e] of this.entries) {
-      const r = e.cluster.spec?.secretRef;
-      if (r?.name === name && (r.namespace ?? "") === namespace) out.push(n);
-    }
-    return out;
+    return [...this.entries].filter(([, e]) => namesSecret(e.cluster, namespace, name)).map(([n]) => n);
   }
 
   /** Re-reads one cluster (and its Secret) from the store now. */
@@ -90,23 +85,17 @@ export class ClusterCache {
   }
 
   /**
-   * endpointOf under this service's policy; and a Secret no Cluster owns (ownerReferences) that
-   * several Clusters name serves only one of them — the Cluster of the Secret's own name (as a
-   * join writes `karmada-cluster/<cluster>`), else the oldest (creation time, then name) — so a
-   * Cluster written later cannot borrow another member's token.
+   * endpointOf under this service's policy; a Secret no Cluster owns (ownerReferences) that
+   * several Clusters name serves only its credentialHolder among all of them.
    */
   private endpoint(cluster: Cluster, secret: KubeObject | undefined, all: Iterable<Cluster> = [...this.entries.values()].map((x) => x.cluster)): EndpointResult {
     const e = endpointOf(cluster, secret, this.o.policy);
     const ref = cluster.spec?.secretRef;
     if (!e.ok || !secret || !ref?.name || (secret.metadata.ownerReferences ?? []).some((o) => o.kind === "Cluster")) return e;
     const name = cluster.metadata.name ?? "";
-    const others = [...all].filter((c) => c.metadata.name !== name && c.spec?.secretRef?.name === ref.name && (c.spec?.secretRef?.namespace ?? "") === (ref.namespace ?? ""));
-    if (others.length === 0) return e;
-    const claimants = [cluster, ...others];
-    const first =
-      claimants.find((c) => c.metadata.name === ref.name) ??
-      claimants.sort((a, b) => String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? "")) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))[0]!;
-    return first.metadata.name === name ? e : { ok: false, reason: `the secret ${ref.namespace}/${ref.name} is the credential of cluster ${JSON.stringify(first.metadata.name)}` };
+    const claimants = [cluster, ...[...all].filter((c) => c.metadata.name !== name && namesSecret(c, ref.namespace ?? "", ref.name!))];
+    const holder = credentialHolder(ref.name, claimants)!;
+    return holder.metadata.name === name ? e : { ok: false, reason: `the secret ${ref.namespace}/${ref.name} is the credential of cluster ${JSON.stringify(holder.metadata.name)}` };
   }
 
   private async secretOf(cluster: Cluster): Promise<KubeObject | undefined> {

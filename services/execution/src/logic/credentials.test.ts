@@ -58,3 +58,18 @@ test("a Secret owned by another Cluster is not sent to this one", () => {
   assert.deepEqual(endpointOf(c, s), { ok: false, reason: 'the secret karmada-cluster/m1 belongs to cluster "m1"' });
   assert.equal(endpointOf({ ...c, metadata: { name: "m1", uid: "uid-m1" } }, s).ok, true);
 });
+
+test("an unowned Secret named by several Clusters serves the Cluster of its own name, else the oldest, else the first by name", async () => {
+  const { credentialHolder, namesSecret } = await import("./credentials.js");
+  const c = (name: string, creationTimestamp: string, secretRef = ref): Cluster => ({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name, creationTimestamp }, spec: { apiEndpoint: "https://x", secretRef } });
+  const cases: Array<[string, Cluster[], string | undefined]> = [
+    ["its own name wins over an older Cluster", [c("evil", "2026-01-01T00:00:00Z"), c("m1", "2026-06-01T00:00:00Z")], "m1"],
+    ["else the oldest", [c("b", "2026-06-01T00:00:00Z"), c("a", "2026-07-01T00:00:00Z")], "b"],
+    ["same second: the first by name", [c("zeta", "2026-06-01T00:00:00Z"), c("alpha", "2026-06-01T00:00:00Z")], "alpha"],
+    ["none", [], undefined],
+  ];
+  for (const [name, claimants, want] of cases) assert.equal(credentialHolder("m1", claimants)?.metadata.name, want, name);
+  assert.ok(namesSecret(c("x", ""), "karmada-cluster", "m1"));
+  assert.ok(!namesSecret(c("x", ""), "other", "m1"));
+  assert.ok(!namesSecret(c("x", "", { namespace: "karmada-cluster", name: "m2" }), "karmada-cluster", "m1"));
+});

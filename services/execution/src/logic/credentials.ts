@@ -122,3 +122,21 @@ function proxyProblem(raw: string): string | undefined {
   const bad = forbiddenAddress(u.hostname);
   return bad ? `spec.proxyURL points at ${bad}` : undefined;
 }
+
+/** Whether the Cluster's spec.secretRef names the Secret `namespace/name`. */
+export function namesSecret(c: Cluster, namespace: string, name: string): boolean {
+  const r = c.spec?.secretRef;
+  return r?.name === name && (r.namespace ?? "") === namespace;
+}
+
+/**
+ * Of the Clusters naming one Secret that no Cluster owns, the one it serves: the Cluster of the
+ * Secret's own name (as a join writes `karmada-cluster/<cluster>`), else the oldest (creation
+ * time, then name). A Cluster written later cannot borrow another member's token.
+ */
+export function credentialHolder(secretName: string, claimants: readonly Cluster[]): Cluster | undefined {
+  return (
+    claimants.find((c) => c.metadata.name === secretName) ??
+    [...claimants].sort((a, b) => String(a.metadata.creationTimestamp ?? "").localeCompare(String(b.metadata.creationTimestamp ?? "")) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))[0]
+  );
+}
