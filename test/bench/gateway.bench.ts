@@ -5,9 +5,8 @@ import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
 import { freshDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { buildGateway } from "../../services/gateway/src/app.js";
-import { TOKENS, bearer, testAccess } from "../../services/gateway/src/access.test-support.js";
+import { TOKENS, bearer, testGatewayDeps } from "../../services/gateway/src/access.test-support.js";
 
 const { values } = parseArgs({ options: { duration: { type: "string", default: "10" }, connections: { type: "string", default: "50" } } });
 
@@ -33,7 +32,7 @@ function require_resolve(spec: string): string {
 const db = await freshDatabase({ max: 16 });
 const store = new ObjectStore(db.sql);
 // every request authenticated as the administrator (system:masters)
-const gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+const gw = buildGateway(testGatewayDeps(store));
 const { url } = await gw.start({ host: "127.0.0.1", port: 0 });
 const coll = `${url}/apis/apps/v1/namespaces/default/deployments`;
 const deployment = (name: string | undefined) => ({

@@ -28,12 +28,11 @@ else await bench();
 /** The gateway process: the gateway app on the given database, its URL on stdout. */
 async function serve(url: string) {
   const { openDatabase, ObjectStore } = await import("@flotilla/store");
-  const { silentLogger } = await import("@flotilla/log");
   const { buildGateway } = await import("../../services/gateway/src/app.js");
-  const { testAccess } = await import("../../services/gateway/src/access.test-support.js");
+  const { testGatewayDeps } = await import("../../services/gateway/src/access.test-support.js");
   const db = await openDatabase({ url, create: false, migrate: false });
   const store = new ObjectStore(db.sql);
-  const gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+  const gw = buildGateway(testGatewayDeps(store));
   const { url: listening } = await gw.start({ host: "127.0.0.1", port: 0 });
   console.log(listening);
   process.on("SIGTERM", () => void gw.stop().then(() => db.close()).then(() => process.exit(0)));

@@ -4,6 +4,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { ObjectStore } from "@flotilla/store";
+import { silentLogger } from "@flotilla/log";
 import type { FastifyInstance } from "fastify";
 import * as grpc from "@grpc/grpc-js";
 import { RbacAuthorizer, TokenFileAuthenticator, type Access } from "./auth/access.js";
@@ -20,6 +21,11 @@ export const TOKEN_FILE = [
 
 export function testAccess(store: ObjectStore): Access {
   return { authenticator: new TokenFileAuthenticator(TOKEN_FILE), authorizer: new RbacAuthorizer(store) };
+}
+
+/** What every test gateway is built with: this store, no logs, the default tolerations, ready, the test identities. */
+export function testGatewayDeps(store: ObjectStore) {
+  return { store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) };
 }
 
 export const bearer = (token: string = TOKENS.admin) => ({ authorization: `Bearer ${token}` });

@@ -2,9 +2,8 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { freshDatabase, eventually, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { buildGateway, type Gateway } from "./app.js";
-import { bearer, injectAsAdmin, testAccess } from "./access.test-support.js";
+import { bearer, injectAsAdmin, testGatewayDeps } from "./access.test-support.js";
 
 const POLICY_YAML = `apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
@@ -55,13 +54,7 @@ describe("gateway", () => {
   before(async () => {
     db = await freshDatabase();
     const store = new ObjectStore(db.sql);
-    gw = buildGateway({
-      store,
-      log: silentLogger(),
-      settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 },
-      ready: async () => true,
-      access: testAccess(store),
-    });
+    gw = buildGateway(testGatewayDeps(store));
     injectAsAdmin(gw.http);
     await gw.http.ready();
   });

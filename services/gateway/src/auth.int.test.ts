@@ -9,10 +9,9 @@ import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { GetRequestSchema, ObjectService, grpcServiceDefinition } from "@flotilla/proto";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { buildGateway, type Gateway } from "./app.js";
-import { TOKENS, bearer, grpcAuth, testAccess, testTls } from "./access.test-support.js";
+import { TOKENS, bearer, grpcAuth, testAccess, testTls, testGatewayDeps } from "./access.test-support.js";
 import { openAuditLog, type AuditEvent } from "./auth/audit.js";
 import { RbacAuthorizer } from "./auth/access.js";
 
@@ -58,8 +57,8 @@ describe("authentication and RBAC", () => {
   before(async () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
-    const deps = { store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true };
-    gw = buildGateway({ ...deps, access: testAccess(store) });
+    const deps = testGatewayDeps(store);
+    gw = buildGateway(deps);
     ({ url, grpcAddress } = (await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 })) as { url: string; grpcAddress: string });
     // kubectl sends a token only over TLS
     tls = await testTls();
@@ -270,11 +269,7 @@ describe("limits and the audit log", () => {
     const store = new ObjectStore(db.sql);
     auditFile = path.join(await mkdtemp(path.join(os.tmpdir(), "flotilla-audit-")), "audit.log");
     gw = buildGateway({
-      store,
-      log: silentLogger(),
-      settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 },
-      ready: async () => true,
-      access: testAccess(store),
+      ...testGatewayDeps(store),
       audit: openAuditLog(auditFile),
       limits: { ratePerSecond: 0.5, burst: 3, watchesPerUser: 1, failedAuthPerSecond: 1 },
     });
@@ -363,7 +358,7 @@ describe("the gRPC front under the same limits", () => {
   test("a user over its rate gets RESOURCE_EXHAUSTED with a TooManyRequests Status; system:masters is exempt", async () => {
     const db = await freshDatabase();
     const store = new ObjectStore(db.sql);
-    const gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store), limits: { ratePerSecond: 0.1, burst: 2, watchesPerUser: 1, failedAuthPerSecond: 1 } });
+    const gw = buildGateway({ ...testGatewayDeps(store), limits: { ratePerSecond: 0.1, burst: 2, watchesPerUser: 1, failedAuthPerSecond: 1 } });
     const { grpcAddress } = (await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 })) as { grpcAddress: string };
     const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(ObjectService), "ObjectService");
     const client = new Client(grpcAddress, grpc.credentials.createInsecure()) as grpc.Client & Record<string, (...a: unknown[]) => unknown>;

@@ -9,8 +9,7 @@ import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
 import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
-import { injectAsAdmin, testAccess, testTls, TOKENS } from "./access.test-support.js";
+import { injectAsAdmin, testTls, TOKENS, testGatewayDeps } from "./access.test-support.js";
 import { buildGateway, type Gateway } from "./app.js";
 
 const run = promisify(execFile);
@@ -46,7 +45,7 @@ describe("stock Kubernetes clients against the gateway", () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
     tls = await testTls();
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store), tls });
+    gw = buildGateway({ ...testGatewayDeps(store), tls });
     injectAsAdmin(gw.http);
     url = (await gw.start({ host: "127.0.0.1", port: 0 })).url;
     // 45 ConfigMaps and 23 Works to page through

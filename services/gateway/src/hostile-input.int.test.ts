@@ -5,9 +5,8 @@ import { create } from "@bufbuild/protobuf";
 import { CreateRequestSchema, GetRequestSchema, ListRequestSchema, ObjectService, UpdateRequestSchema, grpcServiceDefinition } from "@flotilla/proto";
 import { MAX_DOCUMENT_DEPTH } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
-import { grpcAuth, injectAsAdmin, testAccess } from "./access.test-support.js";
+import { grpcAuth, injectAsAdmin, testGatewayDeps } from "./access.test-support.js";
 import { buildGateway, type Gateway } from "./app.js";
 
 const DEPLOY = "/apis/apps/v1/namespaces/default/deployments";
@@ -34,7 +33,7 @@ describe("hostile input", () => {
   before(async () => {
     db = await freshDatabase();
     const store = new ObjectStore(db.sql);
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    gw = buildGateway(testGatewayDeps(store));
     injectAsAdmin(gw.http);
     grpcAddress = (await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 })).grpcAddress!;
     const def = grpcServiceDefinition(ObjectService);

@@ -5,10 +5,9 @@ import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { SchedulerService, SimulateRequestSchema, grpcServiceDefinition, type SimulateResponse } from "@flotilla/proto";
-import { silentLogger } from "@flotilla/log";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { buildGateway, type Gateway } from "../../../services/gateway/src/app.js";
-import { bearer, testAccess } from "../../../services/gateway/src/access.test-support.js";
+import { bearer, testGatewayDeps } from "../../../services/gateway/src/access.test-support.js";
 import { binding, cluster, notReadyNoSchedule } from "../../../services/scheduler/src/fixtures.test-support.js";
 import { scheduledCondition, startHarness, targets, type Harness } from "../../../services/scheduler/src/harness.test-support.js";
 
@@ -24,7 +23,7 @@ describe("simulations through the gateway", () => {
     for (const n of ["member1", "member2", "member3"]) await h.createCluster(cluster(n));
     await h.createBinding(binding("nginx", { replicas: 3 }));
     stored = await h.until(NGINX, (b) => scheduledCondition(b)?.status === "True" && b.status?.schedulerObservedGeneration === b.metadata.generation);
-    gw = buildGateway({ store: h.store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, scheduler: h.grpcAddress, access: testAccess(h.store) });
+    gw = buildGateway({ ...testGatewayDeps(h.store), scheduler: h.grpcAddress });
     await gw.http.ready();
   });
   after(async () => {

@@ -5,9 +5,8 @@ import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { GetRequestSchema, ListRequestSchema, ObjectService, grpcServiceDefinition } from "@flotilla/proto";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
-import { bearer, grpcAuth, injectAsAdmin, testAccess } from "../access.test-support.js";
+import { bearer, grpcAuth, injectAsAdmin, testGatewayDeps } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
 import { InlineTokenAnnotation, InlineCABundleAnnotation } from "./credentials.js";
 
@@ -35,7 +34,7 @@ describe("member credentials through the gateway", () => {
   before(async () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    gw = buildGateway(testGatewayDeps(store));
     injectAsAdmin(gw.http);
     const addr = await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 });
     url = addr.url;

@@ -4,10 +4,9 @@ import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { ListRequestSchema, ObjectService, grpcServiceDefinition } from "@flotilla/proto";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import type { KubeObject } from "@flotilla/api";
-import { bearer, grpcAuth, injectAsAdmin, testAccess } from "../access.test-support.js";
+import { bearer, grpcAuth, injectAsAdmin, testGatewayDeps } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
 
 const WORKS = "/apis/work.karmada.io/v1alpha1/works";
@@ -50,7 +49,7 @@ describe("lists through the gateway: limit, continue, streaming", () => {
     await Promise.all(Array.from({ length: 8 }, async () => {
       while (next < objs.length) await store.create(objs[next++]!);
     }));
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    gw = buildGateway(testGatewayDeps(store));
     injectAsAdmin(gw.http);
     const addr = await gw.start({ host: "127.0.0.1", port: 0, grpcPort: 0 });
     url = addr.url;

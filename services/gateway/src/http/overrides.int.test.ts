@@ -3,11 +3,10 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import type { KubeObject } from "@flotilla/api";
 import { buildGateway, type Gateway } from "../app.js";
 import { fromProtoObject, toProtoObject } from "../grpc.js";
-import { injectAsAdmin, testAccess } from "../access.test-support.js";
+import { injectAsAdmin, testGatewayDeps } from "../access.test-support.js";
 
 const OP = "/apis/policy.karmada.io/v1alpha1/namespaces/default/overridepolicies";
 const COP = "/apis/policy.karmada.io/v1alpha1/clusteroverridepolicies";
@@ -18,7 +17,7 @@ describe("override policies over REST and gRPC", () => {
   before(async () => {
     db = await freshDatabase();
     const store = new ObjectStore(db.sql);
-    gw = buildGateway({ store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) });
+    gw = buildGateway(testGatewayDeps(store));
     injectAsAdmin(gw.http);
     await gw.http.ready();
   });

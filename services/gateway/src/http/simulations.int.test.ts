@@ -4,9 +4,8 @@ import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { SchedulerService, SimulateResponseSchema, grpcServiceDefinition, type SimulateRequest } from "@flotilla/proto";
 import { ObjectStore } from "@flotilla/store";
-import { silentLogger } from "@flotilla/log";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
-import { injectAsAdmin, testAccess } from "../access.test-support.js";
+import { injectAsAdmin, testGatewayDeps } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
 import { SIMULATIONS_PATH } from "./simulations.js";
 
@@ -46,7 +45,7 @@ describe("POST /apis/scheduling.flotilla.io/v1alpha1/simulations", () => {
     db = await freshDatabase();
     scheduler = await fakeScheduler();
     const store = new ObjectStore(db.sql);
-    const deps = { store, log: silentLogger(), settings: { notReadyTolerationSeconds: 300, unreachableTolerationSeconds: 300 }, ready: async () => true, access: testAccess(store) };
+    const deps = testGatewayDeps(store);
     gw = buildGateway({ ...deps, scheduler: scheduler.address });
     // nothing listens on port 1
     down = buildGateway({ ...deps, scheduler: "127.0.0.1:1" });
