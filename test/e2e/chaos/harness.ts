@@ -8,13 +8,14 @@
 // member1 for member2:3 and its eviction task is dropped once member2 runs 3; member1 comes back;
 // then every invariant of invariants.ts must hold within the settle time.
 import path from "node:path";
+import type { TestContext } from "node:test";
 import { loadConfigFile, startSimulator, type Simulator } from "@flotilla/member-sim";
 import { openDatabase } from "@flotilla/store";
 import { freshDatabase, sleep, uniqueName, type NatsServer, type PostgresServer, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../../load/lib/logs.js";
 import { SERVICE_NAMES, bearer, deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, waitReady, type ServiceName, type Services } from "../../load/lib/stack.js";
 import { KNOBS } from "../failover/harness.js";
-import { ProcessLedger, settled, violations, type Expected, type World } from "./invariants.js";
+import { ProcessLedger, settled, snapshot, violations, type Expected, type World } from "./invariants.js";
 
 export const MEMBERS = ["member1", "member2"] as const;
 export const FAILED = "member1";
@@ -189,6 +190,22 @@ export interface WalkThroughTimes {
   /** From member1's return until every invariant holds (the chaos finished first). */
   settledMs: number;
   totalMs: number;
+}
+
+/**
+ * A chaos test's walk-through: the timeline and the times as test diagnostics; on a failure the
+ * seed, timeline, service logs and a snapshot of the world go to stderr before it is rethrown.
+ */
+export async function runChaos(t: TestContext, s: ChaosStack, seed: number, chaos: (o: { returned: Promise<void> }) => Promise<void>): Promise<WalkThroughTimes> {
+  try {
+    const times = await failoverWalkThrough(s, chaos);
+    for (const line of s.timeline) t.diagnostic(line);
+    t.diagnostic(`evicted ${times.evictedMs} ms after the fault, settled ${times.settledMs} ms after member1 returned`);
+    return times;
+  } catch (e) {
+    console.error(`CHAOS_SEED=${seed}\n${s.timeline.join("\n")}\n${s.logs.tail(30_000)}\n${await snapshot(s.world).catch((x) => String(x))}`);
+    throw e;
+  }
 }
 
 /**

@@ -6,8 +6,7 @@
 // nats-server.
 import { test } from "node:test";
 import { NatsServer, canRunNatsServer } from "@flotilla/testkit";
-import { snapshot } from "./invariants.js";
-import { backendOutages, failoverWalkThrough, seedFromEnv, startChaosStack } from "./harness.js";
+import { backendOutages, seedFromEnv, startChaosStack, runChaos } from "./harness.js";
 
 const DEPLOYMENTS = Number(process.env.CHAOS_DEPLOYMENTS ?? 12);
 
@@ -19,13 +18,6 @@ test(`kill -9 of NATS during the failover walk-through (${DEPLOYMENTS} Deploymen
   t.after(() => nats.destroy());
   const s = await startChaosStack({ label: "CHAOSNATS", deployments: DEPLOYMENTS, seed, nats });
   t.after(() => s.close());
-  try {
-    const chaos = backendOutages(s, { name: "nats-server (kill -9)", outages: 2, afterReturn: 1, gapMs: [300, 3000], downMs: [500, 2500], stop: () => nats.kill("SIGKILL"), start: () => nats.start() });
-    const times = await failoverWalkThrough(s, chaos);
-    for (const line of s.timeline) t.diagnostic(line);
-    t.diagnostic(`evicted ${times.evictedMs} ms after the fault, settled ${times.settledMs} ms after member1 returned`);
-  } catch (e) {
-    console.error(`CHAOS_SEED=${seed}\n${s.timeline.join("\n")}\n${s.logs.tail(30_000)}\n${await snapshot(s.world).catch((x) => String(x))}`);
-    throw e;
-  }
+  const chaos = backendOutages(s, { name: "nats-server (kill -9)", outages: 2, afterReturn: 1, gapMs: [300, 3000], downMs: [500, 2500], stop: () => nats.kill("SIGKILL"), start: () => nats.start() });
+  await runChaos(t, s, seed, chaos);
 });
