@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ScalarType, type DescMessage } from "@bufbuild/protobuf";
-import { CORE, InvalidError, KARMADA, decodeTyped, schemaFor, type ResourceType } from "@flotilla/api";
+import { CORE, InvalidError, KARMADA, decodeTyped, dropUnknownFields, schemaFor, type ResourceType } from "@flotilla/api";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -188,3 +188,25 @@ test("no typed schema has a 64-bit integer, which protobuf JSON would write as a
     assert.equal(has64BitField(schema), undefined);
   }
 });
+
+// ---- fieldValidation=Warn|Ignore: unknown fields dropped: [case, input, kept, dropped paths] ----
+const drops: Array<[string, Json, Json, string[]]> = [
+  ["a known object loses nothing", pp({ placement: { clusterAffinity: { clusterNames: ["m1"] } } }), pp({ placement: { clusterAffinity: { clusterNames: ["m1"] } } }), []],
+  [
+    "unknown fields go at every depth, in lists too, and are named by their paths",
+    { ...pp({ placemnt: {}, resourceSelectors: [{ kind: "Deployment", nam: "x" }], placement: { clusterAffinity: { clusterNames: ["m1"], extra: 1 } } }), status: {} },
+    pp({ resourceSelectors: [{ kind: "Deployment" }], placement: { clusterAffinity: { clusterNames: ["m1"] } } }),
+    ["spec.placemnt", "spec.resourceSelectors[0].nam", "spec.placement.clusterAffinity.extra", "status"],
+  ],
+  ["unknown metadata fields go as well", pp({}, { name: "p", namespace: "default", managedFields: [] }), pp({}), ["metadata.managedFields"]],
+  ["a value of the wrong type is left for decoding to refuse", pp({ priority: "high" }), pp({ priority: "high" }), []],
+];
+for (const [name, input, kept, dropped] of drops) {
+  test(`dropUnknownFields: ${name}`, () => {
+    const before = structuredClone(input);
+    const r = dropUnknownFields(schemaFor(KARMADA.propagationPolicy)!, input);
+    assert.deepEqual(r.value, kept);
+    assert.deepEqual(r.dropped, dropped);
+    assert.deepEqual(input, before, "the input is not changed");
+  });
+}

@@ -2,6 +2,7 @@ import { fromJson, toJson, ScalarType, type DescField, type DescMessage, type Js
 import {
   ClusterSchema,
   ClusterOverridePolicySchema,
+  ClusterTaintPolicySchema,
   ClusterPropagationPolicySchema,
   ClusterResourceBindingSchema,
   OverridePolicySchema,
@@ -19,6 +20,7 @@ const SCHEMAS = new Map<string, DescMessage>([
   [groupKind(KARMADA.clusterPropagationPolicy), ClusterPropagationPolicySchema],
   [groupKind(KARMADA.overridePolicy), OverridePolicySchema],
   [groupKind(KARMADA.clusterOverridePolicy), ClusterOverridePolicySchema],
+  [groupKind(KARMADA.clusterTaintPolicy), ClusterTaintPolicySchema],
   [groupKind(KARMADA.resourceBinding), ResourceBindingSchema],
   [groupKind(KARMADA.clusterResourceBinding), ClusterResourceBindingSchema],
   [groupKind(KARMADA.work), WorkSchema],
@@ -109,9 +111,12 @@ function scalarError(t: ScalarType, v: unknown, path: string): FieldError | unde
   }
 }
 
-function checkValue(field: DescField, kind: "scalar" | "enum" | "message", v: unknown, path: string, errs: FieldError[], strict: boolean): void {
+/** What to do with a field the schema does not know: `holder[key]` is at `path`. */
+type OnUnknown = (path: string, holder: Record<string, unknown>, key: string) => void;
+
+function checkValue(field: DescField, kind: "scalar" | "enum" | "message", v: unknown, path: string, errs: FieldError[], onUnknown: OnUnknown): void {
   if (kind === "message") {
-    checkMessage(field.message!, v, path, errs, strict);
+    checkMessage(field.message!, v, path, errs, onUnknown);
   } else if (kind === "enum") {
     if (typeof v !== "string" && typeof v !== "number") errs.push(typeError(path, v, "string"));
   } else {
@@ -132,7 +137,7 @@ function checkTimestamp(v: unknown, path: string, errs: FieldError[]): void {
   }
 }
 
-function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldError[], strict: boolean): void {
+function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldError[], onUnknown: OnUnknown): void {
   if (v === null) return; // JSON null: the field is unset
   switch (desc.typeName) {
     case "google.protobuf.Timestamp":
@@ -163,7 +168,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
     const p = child(path, name);
     const f = fields.get(name);
     if (!f) {
-      if (strict) errs.push({ field: p, reason: "FieldValueUnknown", message: `unknown field "${p}"` });
+      onUnknown(p, v, name);
       continue;
     }
     if (value === null || value === undefined) continue; // unset
@@ -171,7 +176,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
       case "scalar":
       case "enum":
       case "message":
-        checkValue(f, f.fieldKind, value, p, errs, strict);
+        checkValue(f, f.fieldKind, value, p, errs, onUnknown);
         break;
       case "list":
         if (!Array.isArray(value)) {
@@ -181,7 +186,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
         value.forEach((item, i) => {
           const ip = `${p}[${i}]`;
           if (item === null) errs.push({ field: ip, reason: "FieldValueInvalid", message: "Invalid value: null: list items must not be null" });
-          else checkValue(f, f.listKind, item, ip, errs, strict);
+          else checkValue(f, f.listKind, item, ip, errs, onUnknown);
         });
         break;
       case "map":
@@ -195,7 +200,7 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
             errs.push({ field: kp, reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(k)}: invalid map key` });
           }
           if (item === null) errs.push({ field: kp, reason: "FieldValueInvalid", message: "Invalid value: null: map values must not be null" });
-          else checkValue(f, f.mapKind, item, kp, errs, strict);
+          else checkValue(f, f.mapKind, item, kp, errs, onUnknown);
         }
         break;
     }
@@ -211,9 +216,27 @@ function checkMessage(desc: DescMessage, v: unknown, path: string, errs: FieldEr
  */
 export function jsonShapeErrors(schema: DescMessage, json: unknown, path = "", opts: { unknownFields?: "reject" | "ignore" } = {}): FieldError[] {
   const errs: FieldError[] = [];
+  const onUnknown: OnUnknown = opts.unknownFields === "ignore" ? () => undefined : (p) => errs.push({ field: p, reason: "FieldValueUnknown", message: `unknown field "${p}"` });
   if (!isObject(json)) errs.push(typeError(path, json, "object"));
-  else checkMessage(schema, json, path, errs, opts.unknownFields !== "ignore");
+  else checkMessage(schema, json, path, errs, onUnknown);
   return errs;
+}
+
+/**
+ * A copy of `json` without the fields `schema` does not know, and their paths (Kubernetes'
+ * `fieldValidation=Warn|Ignore`: unknown fields are dropped instead of refused). Everything
+ * else is left to decodeTyped, which still refuses wrong types.
+ */
+export function dropUnknownFields(schema: DescMessage, json: unknown): { value: unknown; dropped: string[] } {
+  const value: unknown = structuredClone(json);
+  const dropped: string[] = [];
+  if (isObject(value)) {
+    checkMessage(schema, value, "", [], (p, holder, key) => {
+      delete holder[key];
+      dropped.push(p);
+    });
+  }
+  return { value, dropped };
 }
 
 /** Puts back Karmada's meaningful zeros and writes timestamps at second precision, as metav1.Time does. */

@@ -21,6 +21,8 @@ const cpp = (spec: Json = {}): KubeObject => ({ ...pp(spec), kind: "ClusterPropa
 const get = (o: Json, path: string): Json => path.split(".").reduce((v, k) => (v === undefined ? undefined : v[k]), o);
 
 // ---- [case, input, options, path into the result, expected value] ----
+const clusterWithModels = (resourceModels: Json[]): KubeObject => ({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "m1" }, spec: { syncMode: "Push", resourceModels } });
+
 const cases: Array<[string, KubeObject, DefaultsOptions, string, Json]> = [
   // tolerations
   ["a policy gets the not-ready and unreachable NoExecute tolerations for 300 seconds", pp(), opts, "spec.placement.clusterTolerations", [NOT_READY, UNREACHABLE]],
@@ -146,6 +148,54 @@ const cases: Array<[string, KubeObject, DefaultsOptions, string, Json]> = [
   ],
   ["a policy built in code without an apiVersion is still defaulted", { apiVersion: "", kind: "PropagationPolicy", metadata: { name: "p", namespace: "default" } }, opts, "spec.schedulerName", "default-scheduler"],
   ["a cluster gets no permanent id", { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "m1" } }, opts, "metadata.labels", undefined],
+  // cluster resource models
+  [
+    "resource models are sorted by grade, the first grade's minimums set to 0 and the last grade's maximums to MaxInt64",
+    clusterWithModels([
+      { grade: 2, ranges: [{ name: "cpu", min: "2", max: "4" }, { name: "memory", min: "16Gi", max: "32Gi" }] },
+      { grade: 0, ranges: [{ name: "cpu", min: "1", max: "1" }, { name: "memory", min: "1Gi", max: "4Gi" }] },
+      { grade: 1, ranges: [{ name: "cpu", min: "1", max: "2" }, { name: "memory", min: "4Gi", max: "16Gi" }] },
+    ]),
+    opts,
+    "spec.resourceModels",
+    [
+      { grade: 0, ranges: [{ name: "cpu", min: "0", max: "1" }, { name: "memory", min: "0", max: "4Gi" }] },
+      { grade: 1, ranges: [{ name: "cpu", min: "1", max: "2" }, { name: "memory", min: "4Gi", max: "16Gi" }] },
+      { grade: 2, ranges: [{ name: "cpu", min: "2", max: "9223372036854775807" }, { name: "memory", min: "16Gi", max: "9223372036854775807" }] },
+    ],
+  ],
+  [
+    "a single grade spans everything",
+    clusterWithModels([{ grade: 5, ranges: [{ name: "cpu", min: "3", max: "4" }] }]),
+    opts,
+    "spec.resourceModels",
+    [{ grade: 5, ranges: [{ name: "cpu", min: "0", max: "9223372036854775807" }] }],
+  ],
+  ["a cluster without resource models gets none by default", { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "m1" }, spec: {} }, opts, "spec.resourceModels", undefined],
+  [
+    "with the modeling defaults on, a cluster without resource models gets upstream's nine grades",
+    { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "m1" } },
+    { ...opts, defaultClusterResourceModels: true },
+    "spec.resourceModels",
+    [
+      ["0", "1", "0", "4Gi"],
+      ["1", "2", "4Gi", "16Gi"],
+      ["2", "4", "16Gi", "32Gi"],
+      ["4", "8", "32Gi", "64Gi"],
+      ["8", "16", "64Gi", "128Gi"],
+      ["16", "32", "128Gi", "256Gi"],
+      ["32", "64", "256Gi", "512Gi"],
+      ["64", "128", "512Gi", "1024Gi"],
+      ["128", "9223372036854775807", "1024Gi", "9223372036854775807"],
+    ].map(([cmin, cmax, mmin, mmax], grade) => ({ grade, ranges: [{ name: "cpu", min: cmin, max: cmax }, { name: "memory", min: mmin, max: mmax }] })),
+  ],
+  [
+    "with the modeling defaults on, a cluster's own models are kept (standardized)",
+    clusterWithModels([{ grade: 0, ranges: [{ name: "cpu", min: "0", max: "8" }] }, { grade: 1, ranges: [{ name: "cpu", min: "8", max: "9" }] }]),
+    { ...opts, defaultClusterResourceModels: true },
+    "spec.resourceModels",
+    [{ grade: 0, ranges: [{ name: "cpu", min: "0", max: "8" }] }, { grade: 1, ranges: [{ name: "cpu", min: "8", max: "9223372036854775807" }] }],
+  ],
 ];
 for (const [name, input, o, path, want] of cases) {
   test(name, () => assert.deepEqual(get(applyDefaults(input, o), path), want));

@@ -17,6 +17,8 @@ import {
 } from "./names.js";
 import { KARMADA, parseApiVersion } from "./resources.js";
 import type { Cluster, KubeObject, ObjectMeta } from "./types.js";
+import { rfc3339 } from "./time.js";
+import { defaultResourceModels, standardizeResourceModels } from "./resource-models.js";
 
 /** Settings for defaulting; everything that would make it impure is passed in. */
 export interface DefaultsOptions {
@@ -31,6 +33,12 @@ export interface DefaultsOptions {
   notReadyTolerationSeconds?: number | null;
   /** Same for `cluster.karmada.io/unreachable:NoExecute` (`--default-unreachable-toleration-seconds`, 300). */
   unreachableTolerationSeconds?: number | null;
+  /**
+   * Give a Cluster without `spec.resourceModels` upstream's nine default grades (the
+   * CustomizedClusterResourceModeling gate; the gateway's CLUSTER_RESOURCE_MODELING_DEFAULTS).
+   * Upstream defaults on create only, so the gateway sets this for creates alone.
+   */
+  defaultClusterResourceModels?: boolean;
 }
 
 export const DEFAULT_NOT_READY_TOLERATION_SECONDS = 300;
@@ -39,11 +47,6 @@ export const DEFAULT_UNREACHABLE_TOLERATION_SECONDS = 300;
 export const DEFAULT_APPLICATION_FAILOVER_TOLERATION_SECONDS = 300;
 /** Webhook default of `failover.application.gracePeriodSeconds` when purgeMode is Gracefully. */
 export const DEFAULT_APPLICATION_FAILOVER_GRACE_PERIOD_SECONDS = 600;
-
-/** `2006-01-02T15:04:05Z`: metav1.Time's JSON form (UTC, whole seconds). */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 function withLabel(meta: ObjectMeta, key: string, uuid: () => string): void {
   if (!meta.labels?.[key]) meta.labels = { ...meta.labels, [key]: uuid() };
@@ -140,7 +143,11 @@ const karmadaGroupOfKind = new Map<string, string>(Object.values(KARMADA).map((r
  *   preemption Never, conflictResolution Abort, schedulerName default-scheduler; the permanent-id label.
  * - (Cluster)ResourceBinding, Work: the permanent-id label when missing.
  * - Cluster: legacy `spec.zone` moved to `spec.zones` when zones is empty; `timeAdded = now` on NoExecute
- *   taints without one.
+ *   taints without one; `spec.resourceModels` standardized (sorted by grade, the first grade's
+ *   minimums 0, the last grade's maximums MaxInt64), or the default grades when there are none
+ *   and `defaultClusterResourceModels` is set.
+
+ * - ClusterTaintPolicy: nothing (upstream has no mutating webhook or CRD default for it).
  */
 export function applyDefaults<T extends KubeObject>(obj: T, opts: DefaultsOptions): T {
   const o = clone(obj);
@@ -172,16 +179,24 @@ export function applyDefaults<T extends KubeObject>(obj: T, opts: DefaultsOption
       withLabel(o.metadata, WorkPermanentIDLabel, opts.uuid);
       break;
     case "cluster.karmada.io/Cluster":
-      defaultCluster(o as unknown as Cluster, opts.now);
+      defaultCluster(o as unknown as Cluster, opts.now, { defaultResourceModels: opts.defaultClusterResourceModels });
       break;
   }
   return o;
 }
 
-/** Cluster defaults (mutates `cluster`): mutation.MutateCluster. */
-export function defaultCluster(cluster: Cluster, now: Date): void {
+/**
+ * Cluster defaults (mutates `cluster`): mutation.MutateCluster, and the Cluster strategy's
+ * resource models (StandardizeClusterResourceModels; SetDefaultClusterResourceModels when
+ * `o.defaultResourceModels` and the Cluster has none). Upstream does both only behind the
+ * CustomizedClusterResourceModeling gate; Flotilla always standardizes (so validation sees the
+ * models in grade order) and defaults only when asked.
+ */
+export function defaultCluster(cluster: Cluster, now: Date, o: { defaultResourceModels?: boolean } = {}): void {
+  if (o.defaultResourceModels && !cluster.spec?.resourceModels?.length) cluster.spec = { ...cluster.spec, resourceModels: defaultResourceModels() };
   const spec = cluster.spec;
   if (!spec) return;
+  if (spec.resourceModels?.length) standardizeResourceModels(spec.resourceModels);
   if (spec.zone && !spec.zones?.length) {
     spec.zones = [spec.zone];
     delete spec.zone;

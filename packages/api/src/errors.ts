@@ -1,7 +1,7 @@
 /** One invalid field, as a Kubernetes StatusCause. */
 export interface FieldError {
   field: string;
-  reason: "FieldValueRequired" | "FieldValueInvalid" | "FieldValueNotSupported" | "FieldValueDuplicate" | "FieldValueForbidden" | "FieldValueTypeInvalid" | "FieldValueTooLong" | "FieldValueUnknown";
+  reason: "FieldValueRequired" | "FieldValueInvalid" | "FieldValueNotSupported" | "FieldValueDuplicate" | "FieldValueForbidden" | "FieldValueTypeInvalid" | "FieldValueTooLong" | "FieldValueUnknown" | "FieldValueNotFound";
   message: string;
 }
 

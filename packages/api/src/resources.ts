@@ -38,6 +38,7 @@ export const KARMADA = {
   clusterPropagationPolicy: t("policy.karmada.io", "v1alpha1", "ClusterPropagationPolicy", "clusterpropagationpolicies", false, { shortNames: ["cpp"], typed: true }),
   overridePolicy: t("policy.karmada.io", "v1alpha1", "OverridePolicy", "overridepolicies", true, { shortNames: ["op"], typed: true }),
   clusterOverridePolicy: t("policy.karmada.io", "v1alpha1", "ClusterOverridePolicy", "clusteroverridepolicies", false, { shortNames: ["cop"], typed: true }),
+  clusterTaintPolicy: t("policy.karmada.io", "v1alpha1", "ClusterTaintPolicy", "clustertaintpolicies", false, { typed: true }),
   resourceBinding: t("work.karmada.io", "v1alpha2", "ResourceBinding", "resourcebindings", true, { shortNames: ["rb"], statusSubresource: true, typed: true }),
   clusterResourceBinding: t("work.karmada.io", "v1alpha2", "ClusterResourceBinding", "clusterresourcebindings", false, { shortNames: ["crb"], statusSubresource: true, typed: true }),
   work: t("work.karmada.io", "v1alpha1", "Work", "works", true, { shortNames: ["wk"], statusSubresource: true, typed: true }),
@@ -65,10 +66,20 @@ export const CORE = {
   roleBinding: t("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true),
   clusterRole: t("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false),
   clusterRoleBinding: t("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false),
+  /** Pull-mode agents renew karmada-cluster/<cluster> (their heartbeat); never a resource template. */
+  lease: t("coordination.k8s.io", "v1", "Lease", "leases", true),
   crd: t("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, { shortNames: ["crd"], statusSubresource: true }),
 } as const;
 
 export const RESOURCE_TYPES: readonly ResourceType[] = [...Object.values(KARMADA), ...Object.values(CORE)];
+
+/**
+ * The store's group/kind key ("group/Kind", see `groupKind`) of every kind above, by the same
+ * name: `GK.cluster` is "cluster.karmada.io/Cluster", `GK.secret` is "/Secret".
+ */
+export const GK = Object.freeze(
+  Object.fromEntries([...Object.entries(KARMADA), ...Object.entries(CORE)].map(([name, r]) => [name, groupKind(r)])),
+) as { readonly [K in keyof typeof KARMADA | keyof typeof CORE]: string };
 
 /** "group/Kind": the store's identity of a kind, independent of its version. */
 export function groupKind(r: { group: string; kind: string }): string {
@@ -96,9 +107,9 @@ export function resourceByPlural(group: string, plural: string): ResourceType | 
   return byPlural.get(`${group}/${plural}`);
 }
 
-/** Resource templates: every kind that is not one of Flotilla's own API kinds or an Event. */
+/** Resource templates: every kind that is not one of Flotilla's own API kinds, an Event or a Lease. */
 export function isTemplateType(r: ResourceType): boolean {
-  return !r.typed && r.kind !== "Event";
+  return !r.typed && r.kind !== "Event" && r.kind !== "Lease";
 }
 
 /** The namespace Works for a member cluster live in. */

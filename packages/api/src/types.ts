@@ -2,6 +2,10 @@ import type {
   ClusterJson,
   ClusterPropagationPolicyJson,
   ClusterOverridePolicyJson,
+  ClusterTaintPolicyJson,
+  ClusterTaintPolicySpecJson,
+  MatchConditionJson,
+  PolicyTaintJson,
   OverridePolicyJson,
   OverrideSpecJson,
   OverridersJson,
@@ -28,6 +32,9 @@ import type {
   OwnerReferenceJson,
   StatusJson,
   WakeUpJson,
+  ResourceModelJson,
+  ResourceModelRangeJson,
+  AllocatableModelingJson,
 } from "@flotilla/proto";
 
 export type ObjectMeta = ObjectMetaJson;
@@ -51,6 +58,14 @@ export type OverrideSpec = OverrideSpecJson;
 export type Overriders = OverridersJson;
 export type RuleWithCluster = RuleWithClusterJson;
 export type WakeUp = WakeUpJson;
+export type ClusterTaintPolicySpec = ClusterTaintPolicySpecJson;
+export type MatchCondition = MatchConditionJson;
+export type PolicyTaint = PolicyTaintJson;
+/** One grade of a Cluster's `spec.resourceModels`. */
+export type ResourceModel = ResourceModelJson;
+export type ResourceModelRange = ResourceModelRangeJson;
+/** One entry of a Cluster's `status.resourceSummary.allocatableModelings`: nodes of a grade. */
+export type AllocatableModeling = AllocatableModelingJson;
 
 /** Any stored Kubernetes-style object: typed kinds and opaque resource templates alike. */
 export interface KubeObject {
@@ -79,6 +94,7 @@ export type ClusterResourceBinding = Typed<ClusterResourceBindingJson>;
 export type Work = Typed<WorkJson>;
 export type OverridePolicy = Typed<OverridePolicyJson>;
 export type ClusterOverridePolicy = Typed<ClusterOverridePolicyJson>;
+export type ClusterTaintPolicy = Typed<ClusterTaintPolicyJson>;
 /** Either scope of policy or binding: one code path serves both. */
 export type AnyPropagationPolicy = PropagationPolicy | ClusterPropagationPolicy;
 export type AnyOverridePolicy = OverridePolicy | ClusterOverridePolicy;

@@ -7,6 +7,7 @@ import {
   KARMADA,
   applyDefaults,
   decodeTyped,
+  defaultResourceModels,
   validateObject,
   type KubeObject,
   type ResourceType,
@@ -31,6 +32,16 @@ const cluster = (): Json => ({
   metadata: { name: "member1" },
   spec: { syncMode: "Push", apiEndpoint: "https://10.0.0.1:6443" },
 });
+const MAXQ = "9223372036854775807";
+/** member1 with three standardized grades: cpu [0,1) [1,2) [2,∞), memory [0,4Gi) [4Gi,16Gi) [16Gi,∞). */
+const modelledWith = (names: string[][], edit: (m: Json[]) => void = () => {}): Json => {
+  const bounds: Record<string, string[]> = { cpu: ["0", "1", "2", MAXQ], memory: ["0", "4Gi", "16Gi", MAXQ] };
+  const m = names.map((ns, grade) => ({ grade, ranges: ns.map((n) => ({ name: n, min: bounds[n]![grade], max: bounds[n]![grade + 1] })) }));
+  edit(m);
+  return { ...cluster(), spec: { ...cluster().spec, resourceModels: m } };
+};
+const modelled = (): Json => modelledWith([["cpu", "memory"], ["cpu", "memory"], ["cpu", "memory"]]);
+const models = (o: Json): Json[] => o.spec.resourceModels;
 const rb = (): Json => ({
   apiVersion: "work.karmada.io/v1alpha2",
   kind: "ResourceBinding",
@@ -154,7 +165,7 @@ const cases: Case[] = [
     P,
     pp,
     (o) => {
-      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }]);
+      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }]);
       placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted", weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ["member1"] }, weight: 1 }] } };
     },
     [["spec.placement.clusterAffinities[0].overflowAffinities", "FieldValueForbidden"]],
@@ -163,7 +174,7 @@ const cases: Case[] = [
     "overflow affinities are rejected without replica scheduling",
     P,
     pp,
-    (o) => withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }]),
+    (o) => withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }]),
     [["spec.placement.clusterAffinities[0].overflowAffinities", "FieldValueForbidden"]],
   ],
   [
@@ -171,7 +182,7 @@ const cases: Case[] = [
     P,
     pp,
     (o) => {
-      withAffinities(o, [{ affinityName: "primary", overflowAffinities: [{ clusterNames: ["member2"] }] }]);
+      withAffinities(o, [{ affinityName: "primary", overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }]);
       placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
     },
     [["spec.placement.clusterAffinities[0].overflowAffinities", "FieldValueForbidden"]],
@@ -181,7 +192,7 @@ const cases: Case[] = [
     P,
     pp,
     (o) => {
-      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }]);
+      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }]);
       placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
     },
     [],
@@ -191,12 +202,90 @@ const cases: Case[] = [
     P,
     pp,
     (o) => {
-      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }]);
+      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }]);
       placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted", weightPreference: { dynamicWeight: "AvailableReplicas" } };
     },
     [],
   ],
 
+  [
+    "an overflow tier needs a name",
+    P,
+    pp,
+    (o) => {
+      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }]);
+      placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
+    },
+    [["spec.placement.clusterAffinities[0].overflowAffinities[0].affinityName", "FieldValueRequired"]],
+  ],
+  [
+    "overflow tier names are unique",
+    P,
+    pp,
+    (o) => {
+      withAffinities(o, [
+        { affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }, { affinityName: "burst", clusterNames: ["member3"] }] },
+      ]);
+      placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
+    },
+    [["spec.placement.clusterAffinities[0].overflowAffinities[1].affinityName", "FieldValueDuplicate"]],
+  ],
+  [
+    "an overflow tier may not take the primary group's name",
+    P,
+    pp,
+    (o) => {
+      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "primary", clusterNames: ["member2"] }] }]);
+      placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
+    },
+    [["spec.placement.clusterAffinities[0].overflowAffinities[0].affinityName", "FieldValueDuplicate"]],
+  ],
+  [
+    "an overflow tier name is a qualified name",
+    P,
+    pp,
+    (o) => {
+      withAffinities(o, [{ affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "a b", clusterNames: ["member2"] }] }]);
+      placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
+    },
+    [["spec.placement.clusterAffinities[0].overflowAffinities[0].affinityName", "FieldValueInvalid"]],
+  ],
+  [
+    "an overflow tier's field selector is checked too",
+    P,
+    pp,
+    (o) => {
+      withAffinities(o, [
+        { affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", fieldSelector: { matchExpressions: [{ key: "color", operator: "In", values: ["x"] }] } }] },
+      ]);
+      placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
+    },
+    [["spec.placement.clusterAffinities[0].overflowAffinities[0].fieldSelector.matchExpressions[0].key", "FieldValueNotSupported"]],
+  ],
+  [
+    "a term without its own affinity and with a duplicated overflow name gets both errors",
+    P,
+    pp,
+    (o) => {
+      withAffinities(o, [{ affinityName: "primary", overflowAffinities: [{ affinityName: "o1", clusterNames: ["member2"] }, { affinityName: "o1", clusterNames: ["member3"] }] }]);
+      placement(o).replicaScheduling = { replicaSchedulingType: "Divided", replicaDivisionPreference: "Aggregated" };
+    },
+    [
+      ["spec.placement.clusterAffinities[0].overflowAffinities", "FieldValueForbidden"],
+      ["spec.placement.clusterAffinities[0].overflowAffinities[1].affinityName", "FieldValueDuplicate"],
+    ],
+  ],
+  [
+    "only the term with overflow tiers needs a capacity-aware division",
+    P,
+    pp,
+    (o) =>
+      withAffinities(o, [
+        { affinityName: "group1", clusterNames: ["member1"] },
+        { affinityName: "group2", clusterNames: ["member2"], overflowAffinities: [{ affinityName: "overflow-1", clusterNames: ["member3"] }] },
+      ]),
+    [["spec.placement.clusterAffinities[1].overflowAffinities", "FieldValueForbidden"]],
+  ],
   // ---- replica scheduling ----
   [
     "a static weight must be at least 1",
@@ -377,6 +466,27 @@ const cases: Case[] = [
     [["spec.taints[1]", "FieldValueDuplicate"]],
   ],
 
+  // ---- cluster resource models (as the gateway stores them: standardized, in grade order) ----
+  ["standardized resource models are valid", KARMADA.cluster, modelled, () => {}, []],
+  ["a model range names cpu, memory, storage or ephemeral-storage", KARMADA.cluster, modelled, (o) => (models(o)[0].ranges[1].name = "pods"), [["spec.resourceModels[0].ranges[1].name", "FieldValueNotSupported"]]],
+  ["a model range needs a name", KARMADA.cluster, modelled, (o) => ((models(o)[0].ranges[0].name = ""), (models(o)[1].ranges[0].name = ""), (models(o)[2].ranges[0].name = "")), [["spec.resourceModels[0].ranges[0].name", "FieldValueRequired"], ["spec.resourceModels[1].ranges[0].name", "FieldValueRequired"], ["spec.resourceModels[2].ranges[0].name", "FieldValueRequired"]]],
+  ["a model names each resource once", KARMADA.cluster, () => modelledWith([["cpu", "memory"], ["cpu", "memory"], ["cpu", "memory"]], (m) => (m.forEach((g: Json) => (g.ranges[1].name = "cpu")))), () => {}, [["spec.resourceModels[0].ranges[1].name", "FieldValueDuplicate"], ["spec.resourceModels[1].ranges[1].name", "FieldValueDuplicate"], ["spec.resourceModels[2].ranges[1].name", "FieldValueDuplicate"]]],
+  ["grades are distinct", KARMADA.cluster, modelled, (o) => (models(o)[1].grade = 0), [["spec.resourceModels[1].grade", "FieldValueDuplicate"]]],
+  ["grades ascend", KARMADA.cluster, modelled, (o) => (models(o)[2].grade = 0), [["spec.resourceModels[2].grade", "FieldValueInvalid"]]],
+  ["a grade is not negative", KARMADA.cluster, modelled, (o) => (models(o)[0].grade = -1), [["spec.resourceModels[0].grade", "FieldValueInvalid"]]],
+  ["a model's max is greater than its min", KARMADA.cluster, modelled, (o) => ((models(o)[1].ranges[0].max = "1"), (models(o)[2].ranges[0].min = "1")), [["spec.resourceModels[1].ranges[0].max", "FieldValueInvalid"]]],
+  ["the first grade's minimums are 0", KARMADA.cluster, modelled, (o) => (models(o)[0].ranges[1].min = "1Gi"), [["spec.resourceModels[0].ranges[1].min", "FieldValueInvalid"]]],
+  ["a minimum of 0m is 0", KARMADA.cluster, modelled, (o) => (models(o)[0].ranges[0].min = "0m"), []],
+  ["grades are contiguous: a gap", KARMADA.cluster, modelled, (o) => (models(o)[1].ranges[0].min = "1500m"), [["spec.resourceModels[1].ranges[0].min", "FieldValueInvalid"]]],
+  ["grades are contiguous: an overlap", KARMADA.cluster, modelled, (o) => (models(o)[2].ranges[1].min = "8Gi"), [["spec.resourceModels[2].ranges[1].min", "FieldValueInvalid"]]],
+  ["a bound equal in another unit is contiguous (16Gi is 17179869184)", KARMADA.cluster, modelled, (o) => (models(o)[2].ranges[1].min = "17179869184"), []],
+  ["the last grade's maximums are MaxInt64", KARMADA.cluster, modelled, (o) => (models(o)[2].ranges[0].max = "1000"), [["spec.resourceModels[2].ranges[0].max", "FieldValueInvalid"]]],
+  ["every grade has the same number of resources", KARMADA.cluster, modelled, (o) => models(o)[1].ranges.pop(), [["spec.resourceModels[1].ranges", "FieldValueInvalid"], ["spec.resourceModels[2].ranges", "FieldValueInvalid"]]],
+  ["every grade lists the resources in the same order", KARMADA.cluster, modelled, (o) => models(o)[1].ranges.reverse(), [["spec.resourceModels[1].ranges[0].name", "FieldValueInvalid"], ["spec.resourceModels[1].ranges[1].name", "FieldValueInvalid"], ["spec.resourceModels[2].ranges[0].name", "FieldValueInvalid"], ["spec.resourceModels[2].ranges[1].name", "FieldValueInvalid"]]],
+  ["a grade has at least one range", KARMADA.cluster, modelled, (o) => (models(o)[0].ranges = []), [["spec.resourceModels[0].ranges", "FieldValueRequired"], ["spec.resourceModels[1].ranges", "FieldValueInvalid"]]],
+  ["a bound is a quantity", KARMADA.cluster, modelled, (o) => (models(o)[1].ranges[1].max = "lots"), [["spec.resourceModels[1].ranges[1].max", "FieldValueInvalid"]]],
+  ["a bound is required", KARMADA.cluster, modelled, (o) => delete models(o)[1].ranges[0].min, [["spec.resourceModels[1].ranges[0].min", "FieldValueRequired"]]],
+
   // ---- bindings and works ----
   ["a binding names its template's kind", KARMADA.resourceBinding, rb, (o) => delete o.spec.resource.kind, [["spec.resource.kind", "FieldValueRequired"]]],
   ["a binding lists each target cluster once", KARMADA.resourceBinding, rb, (o) => o.spec.clusters.push({ name: "member1", replicas: 1 }), [["spec.clusters[1].name", "FieldValueDuplicate"]]],
@@ -499,4 +609,56 @@ test("the seed policy decodes, defaults and validates", () => {
   assert.deepEqual(defaulted, want);
   // The defaulted form is itself valid decoded JSON: decoding it again changes nothing.
   assert.deepEqual(decodeTyped(P, defaulted), defaulted);
+});
+
+// Karmada v1.18's overflow example (docs/proposals: Overflow Cluster Affinities), unchanged.
+const OVERFLOW = `
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: nginx
+  namespace: default
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: nginx
+  placement:
+    clusterAffinities:
+      - affinityName: "on-prem"
+        clusterNames:
+          - cluster1
+        overflowAffinities:
+          - affinityName: "public-cloud"
+            clusterNames:
+              - cluster2
+              - cluster3
+    replicaScheduling:
+      replicaDivisionPreference: Weighted
+      replicaSchedulingType: Divided
+      weightPreference:
+        dynamicWeight: AvailableReplicas
+`;
+
+test("an upstream policy with overflowAffinities decodes, defaults and validates", () => {
+  const decoded = decodeTyped(P, parse(OVERFLOW));
+  assert.deepEqual(decoded.spec.placement.clusterAffinities[0].overflowAffinities, [{ affinityName: "public-cloud", clusterNames: ["cluster2", "cluster3"] }]);
+  const defaulted = applyDefaults(decoded, { now: new Date("2024-01-01T00:00:00Z"), uuid: () => "0f8b5b2e-0000-4000-8000-000000000001" });
+  assert.doesNotThrow(() => validateObject(P, defaulted));
+});
+
+test("upstream's default resource models pass validation", () => {
+  const o = { ...cluster(), spec: { ...cluster().spec, resourceModels: defaultResourceModels() } };
+  assert.doesNotThrow(() => validateObject(KARMADA.cluster, o));
+});
+
+test("resource models posted out of order are standardized before validation, which names their problems in grade order", () => {
+  const posted = modelled();
+  models(posted).reverse();
+  models(posted)[0].ranges[0].min = "3"; // grade 2's cpu min: not grade 1's max
+  models(posted)[2].ranges[1].min = "1Gi"; // grade 0's memory min: standardized to 0
+  assert.throws(
+    () => validateObject(KARMADA.cluster, applyDefaults(posted, { now: new Date(), uuid: () => "u" })),
+    (e: unknown) => e instanceof InvalidError && JSON.stringify(e.causes.map((c) => c.field)) === JSON.stringify(["spec.resourceModels[2].ranges[0].min"]),
+  );
 });

@@ -1,10 +1,14 @@
+import { MoveBackAnnotation, parseMoveBack } from "./move-back.js";
 import type {
   ApplicationFailoverBehaviorJson,
   ClusterAffinityJson,
+  ClusterAffinityTermJson,
   ClusterFailoverBehaviorJson,
   ClusterSpecJson,
+  ClusterTaintPolicySpecJson,
   FieldSelectorJson,
   LabelSelectorJson,
+  MatchConditionJson,
   OverrideSpecJson,
   OverridersJson,
   PlacementJson,
@@ -21,6 +25,8 @@ import { ObjectMetaSchema } from "@flotilla/proto";
 import { jsonShapeErrors, schemaFor } from "./decode.js";
 import { InvalidError, type FieldError } from "./errors.js";
 import { ProviderField, RegionField, ZoneField } from "./names.js";
+import { ZERO_QUANTITY as ZERO, compareQuantity, quantityValueBig, tryParseQuantity, type Quantity } from "./quantity.js";
+import { MAX_INT64, RESOURCE_MODEL_NAMES } from "./resource-models.js";
 import type { ResourceType } from "./resources.js";
 import { workloadErrors } from "./workloads.js";
 import type {
@@ -28,8 +34,10 @@ import type {
   AnyPropagationPolicy,
   AnyResourceBinding,
   Cluster,
+  ClusterTaintPolicy,
   KubeObject,
   ObjectMeta,
+  ResourceModel,
   Work,
 } from "./types.js";
 
@@ -49,6 +57,9 @@ export function fieldNotSupported(field: string, value: unknown, supported: read
 }
 export function fieldDuplicate(field: string, value: unknown): FieldError {
   return { field, reason: "FieldValueDuplicate", message: `Duplicate value: ${show(value)}` };
+}
+export function fieldNotFound(field: string, value: unknown, detail = ""): FieldError {
+  return { field, reason: "FieldValueNotFound", message: `Not found: ${show(value)}` + (detail ? `: ${detail}` : "") };
 }
 export function fieldForbidden(field: string, detail: string): FieldError {
   return { field, reason: "FieldValueForbidden", message: `Forbidden: ${detail}` };
@@ -372,6 +383,40 @@ function allowsOverflow(rs: ReplicaSchedulingStrategyJson | undefined): boolean 
   return rs.replicaDivisionPreference === "Weighted" && !!rs.weightPreference?.dynamicWeight;
 }
 
+/**
+ * A term's `overflowAffinities` (Karmada v1.18's ValidateOverflowAffinities and the placement
+ * check): only with the inline ClusterAffinity as the primary group, only with dynamic weight or
+ * Aggregated division, each tier named (required, a qualified name) with a name unique among the
+ * tiers and different from the term's own `affinityName`; each tier's fieldSelector as any
+ * affinity's.
+ */
+function validateOverflowAffinities(term: ClusterAffinityTermJson, path: string, rs: ReplicaSchedulingStrategyJson | undefined): FieldError[] {
+  const overflow = term.overflowAffinities ?? [];
+  if (overflow.length === 0) return [];
+  const errs: FieldError[] = [];
+  const op = child(path, "overflowAffinities");
+  if (!hasInlineAffinity(term)) errs.push(fieldForbidden(op, "overflowAffinities can only be used together with the inline ClusterAffinity"));
+  if (!allowsOverflow(rs)) errs.push(fieldForbidden(op, "overflowAffinities can only be used together with dynamic weight or aggregated scheduling"));
+  const names = new Set<string>(term.affinityName ? [term.affinityName] : []);
+  overflow.forEach((a, j) => {
+    const p = index(op, j);
+    const name = a.affinityName ?? "";
+    if (!name) errs.push(fieldRequired(child(p, "affinityName")));
+    else {
+      for (const m of isQualifiedName(name)) errs.push(fieldInvalid(child(p, "affinityName"), name, m));
+      if (names.has(name)) {
+        errs.push({
+          ...fieldDuplicate(child(p, "affinityName"), name),
+          message: `Duplicate value: ${show(name)}: overflow affinity name must be unique and must not duplicate the primary group's affinityName`,
+        });
+      }
+      names.add(name);
+    }
+    errs.push(...validateClusterAffinity(a, p));
+  });
+  return errs;
+}
+
 /** ValidatePlacement (with clusterTolerations and replicaScheduling). */
 export function validatePlacement(placement: PlacementJson | undefined, path: string): FieldError[] {
   if (!placement) return [];
@@ -392,13 +437,7 @@ export function validatePlacement(placement: PlacementJson | undefined, path: st
       names.add(name);
     }
     errs.push(...validateClusterAffinity(term, p));
-    const overflow = term.overflowAffinities ?? [];
-    if (overflow.length > 0) {
-      const op = child(p, "overflowAffinities");
-      if (!hasInlineAffinity(term)) errs.push(fieldForbidden(op, "overflowAffinities can only be used together with the inline ClusterAffinity"));
-      if (!allowsOverflow(placement.replicaScheduling)) errs.push(fieldForbidden(op, "overflowAffinities can only be used together with dynamic weight or aggregated scheduling"));
-      overflow.forEach((a, j) => errs.push(...validateClusterAffinity(a, index(op, j))));
-    }
+    errs.push(...validateOverflowAffinities(term, p, placement.replicaScheduling));
   });
   errs.push(...validateTolerations(placement.clusterTolerations, child(path, "clusterTolerations")));
   errs.push(...validateSpreadConstraints(placement.spreadConstraints, child(path, "spreadConstraints")));
@@ -501,8 +540,10 @@ export function validatePropagationSpec(spec: PropagationSpecJson | undefined, p
 /** A PropagationPolicy or ClusterPropagationPolicy (metadata and spec). */
 export function validatePropagationPolicy(pp: AnyPropagationPolicy): FieldError[] {
   const namespaced = pp.kind !== "ClusterPropagationPolicy";
+  const moveBack = pp.metadata?.annotations?.[MoveBackAnnotation];
   return [
     ...validateObjectMeta(pp.metadata, { group: "policy.karmada.io", kind: pp.kind, namespaced }),
+    ...(typeof moveBack === "string" ? parseMoveBack(moveBack).errors : []),
     ...validatePropagationSpec(pp.spec as PropagationSpecJson | undefined),
   ];
 }
@@ -642,6 +683,80 @@ export function validateOverridePolicy(op: AnyOverridePolicy): FieldError[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// ClusterTaintPolicy
+
+export const MATCH_CONDITION_OPERATORS = ["In", "NotIn"] as const;
+export const CONDITION_STATUSES = ["True", "False", "Unknown"] as const;
+/** The effects a ClusterTaintPolicy may set. Upstream's enum also has PreferNoExecute, which Flotilla does not implement. */
+export const TAINT_POLICY_EFFECTS = ["NoSchedule", "NoExecute"] as const;
+
+export interface ClusterTaintPolicyOptions {
+  /** The webhook's --allow-no-execute-taint-policy (default false): whether a policy may set NoExecute taints. */
+  allowNoExecute?: boolean;
+}
+
+/**
+ * The CRD schema of `addOnConditions`/`removeOnConditions` items (conditionType, operator and
+ * statusValues required), plus the enums upstream only documents: an operator other than In or
+ * NotIn, or a status other than True, False or Unknown, could never match a condition (upstream's
+ * controller treats an unknown operator as "no match"), so they are refused here.
+ */
+function validateMatchConditions(conds: MatchConditionJson[] | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  (conds ?? []).forEach((c, i) => {
+    const p = index(path, i);
+    if (!c.conditionType) errs.push(fieldRequired(child(p, "conditionType")));
+    if (!c.operator) errs.push(fieldRequired(child(p, "operator")));
+    else oneOf(errs, child(p, "operator"), c.operator, MATCH_CONDITION_OPERATORS);
+    (c.statusValues ?? []).forEach((v, j) => {
+      if (!(CONDITION_STATUSES as readonly string[]).includes(v)) errs.push(fieldNotSupported(index(child(p, "statusValues"), j), v, CONDITION_STATUSES));
+    });
+  });
+  return errs;
+}
+
+/**
+ * The ClusterTaintPolicy validating webhook (validatePolicyTaints: NoExecute only when allowed,
+ * no two taints with the same key and effect, reported at the first of them) plus the CRD schema
+ * (`taints` has at least one item; key and effect required) and what a Cluster's taints must
+ * be anyway (a qualified key, a label-value value), so every taint a policy adds is one the
+ * Cluster API accepts. `targetClusters` is checked like a propagation policy's clusterAffinity.
+ */
+export function validateClusterTaintPolicySpec(spec: ClusterTaintPolicySpecJson | undefined, path = "spec", opts: ClusterTaintPolicyOptions = {}): FieldError[] {
+  if (!spec) return [fieldRequired(path)];
+  const errs: FieldError[] = [];
+  errs.push(...validateClusterAffinity(spec.targetClusters, child(path, "targetClusters")));
+  errs.push(...validateMatchConditions(spec.addOnConditions, child(path, "addOnConditions")));
+  errs.push(...validateMatchConditions(spec.removeOnConditions, child(path, "removeOnConditions")));
+  const taints = spec.taints ?? [];
+  const tp = child(path, "taints");
+  if (taints.length === 0) errs.push(fieldRequired(tp, "must have at least 1 item"));
+  taints.forEach((t, i) => {
+    const p = index(tp, i);
+    if (!t.key) errs.push(fieldRequired(child(p, "key")));
+    else for (const m of isQualifiedName(t.key)) errs.push(fieldInvalid(child(p, "key"), t.key, m));
+    for (const m of isValidLabelValue(t.value ?? "")) errs.push(fieldInvalid(child(p, "value"), t.value, m));
+    if (!t.effect) errs.push(fieldRequired(child(p, "effect")));
+    else oneOf(errs, child(p, "effect"), t.effect, TAINT_POLICY_EFFECTS);
+    if (t.effect === "NoExecute" && !opts.allowNoExecute) {
+      errs.push(
+        fieldForbidden(p, "Configuring taint with NoExecute effect is not allowed, this capability must be explicitly enabled by administrators through command-line flags (the gateway's ALLOW_NO_EXECUTE_TAINT_POLICY)"),
+      );
+    }
+    const dup = taints.slice(i + 1).some((u) => (u.key ?? "") === (t.key ?? "") && (u.effect ?? "") === (t.effect ?? ""));
+    if (dup) errs.push(fieldDuplicate(p, `Duplicate taint with the same key(${t.key ?? ""}) and effect(${t.effect ?? ""}) is not allowed`));
+  });
+  return errs;
+}
+
+export function validateClusterTaintPolicy(ctp: ClusterTaintPolicy, opts: ClusterTaintPolicyOptions = {}): FieldError[] {
+  return [
+    ...validateObjectMeta(ctp.metadata, { group: "policy.karmada.io", kind: "ClusterTaintPolicy", namespaced: false }),
+    ...validateClusterTaintPolicySpec(ctp.spec as ClusterTaintPolicySpecJson | undefined, "spec", opts),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cluster
 
 export const SYNC_MODES = ["Push", "Pull"] as const;
@@ -687,6 +802,70 @@ export function validateTaints(taints: TaintJson[] | undefined, path: string): F
   return errs;
 }
 
+/**
+ * Upstream's ValidateClusterResourceModels, every problem at its own field (upstream stops at the
+ * first and names only `spec.resourceModels`). The models are checked in the order given, which
+ * after the gateway's standardization is grade order: grades are distinct and ascending (and not
+ * negative); every grade has at least one range (upstream would index out of range on none) and
+ * the same resources in the same order as the one before it, each named once and one of cpu,
+ * memory, storage, ephemeral-storage; min and max are quantities with min < max; the first grade's
+ * minimums are 0, each later minimum equals the previous grade's maximum of that resource
+ * (contiguous, no overlap), and the last grade's maximums are MaxInt64 (9223372036854775807).
+ */
+export function validateResourceModels(models: ResourceModel[] | undefined, path = "spec.resourceModels"): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!models?.length) return errs;
+  const bounds = models.map((m) => (m.ranges ?? []).map((r) => ({ min: tryParseQuantity(r.min), max: tryParseQuantity(r.max) })));
+  models.forEach((m, i) => {
+    const p = index(path, i);
+    const grade = m.grade ?? 0;
+    const prev = i > 0 ? models[i - 1]! : undefined;
+    if (grade < 0) errs.push(fieldInvalid(child(p, "grade"), grade, "must be greater than or equal to 0"));
+    else if (prev && grade === (prev.grade ?? 0)) errs.push({ ...fieldDuplicate(child(p, "grade"), grade), message: `Duplicate value: ${grade}: The grade of each models should not be the same` });
+    else if (prev && grade < (prev.grade ?? 0)) errs.push(fieldInvalid(child(p, "grade"), grade, `grades must ascend: grade ${prev.grade ?? 0} comes before it`));
+    const ranges = m.ranges ?? [];
+    const rp = child(p, "ranges");
+    if (ranges.length === 0) {
+      errs.push(fieldRequired(rp, "a resource model has at least one range"));
+      return;
+    }
+    const sameShape = !prev || (prev.ranges ?? []).length === ranges.length;
+    if (!sameShape) errs.push(fieldInvalid(rp, ranges.length, `The number of resource types should be the same: grade ${prev!.grade ?? 0} has ${(prev!.ranges ?? []).length}`));
+    const seen = new Set<string>();
+    ranges.forEach((r, j) => {
+      const q = index(rp, j);
+      const name = r.name ?? "";
+      if (!name) errs.push(fieldRequired(child(q, "name")));
+      else if (!(RESOURCE_MODEL_NAMES as readonly string[]).includes(name)) errs.push(fieldNotSupported(child(q, "name"), name, RESOURCE_MODEL_NAMES));
+      else if (seen.has(name)) errs.push(fieldDuplicate(child(q, "name"), name));
+      seen.add(name);
+      const { min, max } = bounds[i]![j]!;
+      for (const [k, v, qty] of [["min", r.min, min], ["max", r.max, max]] as const) {
+        if (v === undefined || v === "") errs.push(fieldRequired(child(q, k)));
+        else if (!qty) errs.push(fieldInvalid(child(q, k), v, "must be a quantity, e.g. 4, 500m or 16Gi"));
+      }
+      if (min && max && compareQuantity(max, min) <= 0) errs.push(fieldInvalid(child(q, "max"), r.max, `The max value of each resource must be greater than the min value (${r.min})`));
+      if (i === 0) {
+        if (min && compareQuantity(min, ZERO) !== 0) errs.push(fieldInvalid(child(q, "min"), r.min, "The min value of each resource in the first model should be 0"));
+      } else if (sameShape) {
+        const before = prev!.ranges![j]!;
+        const beforeMax: Quantity | undefined = bounds[i - 1]![j]!.max;
+        const supported = (n: string | undefined) => (RESOURCE_MODEL_NAMES as readonly string[]).includes(n ?? "");
+        // an unnamed or unsupported name is reported above, once
+        if (supported(name) && supported(before.name) && before.name !== name) {
+          errs.push(fieldInvalid(child(q, "name"), name, `The resource types of each models should be the same: grade ${prev!.grade ?? 0} has ${JSON.stringify(before.name ?? "")} here`));
+        } else if (min && beforeMax && compareQuantity(min, beforeMax) !== 0) {
+          errs.push(fieldInvalid(child(q, "min"), r.min, `Model intervals for resources must be contiguous and non-overlapping: the max of grade ${prev!.grade ?? 0} is ${before.max}`));
+        }
+      }
+      if (i === models.length - 1 && max && quantityValueBig(max) !== MAX_INT64) {
+        errs.push(fieldInvalid(child(q, "max"), r.max, "The max value of each resource in the last model should be MaxInt64 (9223372036854775807)"));
+      }
+    });
+  });
+  return errs;
+}
+
 export function validateClusterSpec(spec: ClusterSpecJson | undefined, path = "spec"): FieldError[] {
   if (!spec) return [];
   const errs: FieldError[] = [];
@@ -705,6 +884,7 @@ export function validateClusterSpec(spec: ClusterSpecJson | undefined, path = "s
     if (!ref.name) errs.push(fieldRequired(child(child(path, name), "name")));
   }
   errs.push(...validateTaints(spec.taints, child(path, "taints")));
+  errs.push(...validateResourceModels(spec.resourceModels, child(path, "resourceModels")));
   return errs;
 }
 
@@ -775,6 +955,12 @@ export function validateWork(work: Work): FieldError[] {
 
 // ---------------------------------------------------------------------------------------------
 
+/** Settings of the validating webhooks that change what they accept. */
+export interface ValidateOptions {
+  /** karmada-webhook's --allow-no-execute-taint-policy (default false). */
+  allowNoExecuteTaintPolicy?: boolean;
+}
+
 /**
  * Validates an object of `resourceType` the way Karmada's validating webhooks and CRD schemas would,
  * throwing one InvalidError that lists every problem. Typed kinds are first checked against their proto
@@ -782,7 +968,7 @@ export function validateWork(work: Work): FieldError[] {
  * types of the fields ObjectMeta defines, then the values) and, for workloads, the fields
  * Flotilla reads (workloads.ts).
  */
-export function validateObject(resourceType: ResourceType, obj: KubeObject): void {
+export function validateObject(resourceType: ResourceType, obj: KubeObject, opts: ValidateOptions = {}): void {
   const name = obj?.metadata?.name;
   const ref = { group: resourceType.group, kind: resourceType.kind, name: typeof name === "string" ? name : undefined };
   const schema = schemaFor(resourceType);
@@ -800,6 +986,9 @@ export function validateObject(resourceType: ResourceType, obj: KubeObject): voi
     case "OverridePolicy":
     case "ClusterOverridePolicy":
       errs.push(...validateOverridePolicy({ ...(obj as AnyOverridePolicy), kind: resourceType.kind }));
+      break;
+    case "ClusterTaintPolicy":
+      errs.push(...validateClusterTaintPolicy(obj as ClusterTaintPolicy, { allowNoExecute: opts.allowNoExecuteTaintPolicy }));
       break;
     case "ResourceBinding":
     case "ClusterResourceBinding":

@@ -13,7 +13,7 @@
 import { LabelSelectorSchema, ObjectMetaSchema, TolerationSchema } from "@flotilla/proto";
 import { jsonShapeErrors } from "./decode.js";
 import type { FieldError } from "./errors.js";
-import { parseQuantity } from "./quantity.js";
+import { parseQuantity, type Quantity } from "./quantity.js";
 import { parseApiVersion } from "./resources.js";
 import { fieldInvalid, validateLabelSelector } from "./validate.js";
 import type { KubeObject } from "./types.js";
@@ -61,14 +61,14 @@ function count(v: unknown, path: string, errs: FieldError[]): void {
 /** A Kubernetes quantity: a string or a number parseQuantity accepts, finite and not negative. */
 export function quantityErrors(v: unknown, path: string): FieldError[] {
   if (typeof v !== "string" && typeof v !== "number") return [typeInvalid(path, v, "string or number (a quantity such as \"100m\" or \"128Mi\")")];
-  let n: number;
+  let q: Quantity;
   try {
-    n = parseQuantity(v);
+    q = parseQuantity(v);
   } catch (e) {
     return [fieldInvalid(path, v, (e as Error).message.replace(/: .*$/s, ""))];
   }
-  if (!Number.isFinite(n)) return [fieldInvalid(path, v, "must be a finite quantity")];
-  if (n < 0) return [fieldInvalid(path, v, "must be greater than or equal to 0")];
+  if (!Number.isFinite(Number(q.num) / 10 ** q.scale)) return [fieldInvalid(path, v, "must be a finite quantity")];
+  if (q.num < 0n) return [fieldInvalid(path, v, "must be greater than or equal to 0")];
   return [];
 }
 

@@ -137,4 +137,5 @@ export const common = {
   LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info", "pino log level"),
   EVENTS_STREAM: str("FLOTILLA_OBJECTS", "JetStream stream carrying object wake-ups"),
   EVENTS_PREFIX: str("flotilla", "subject prefix of the wake-ups"),
+  EVENTS_REPLICAS: int(1, { min: 1, max: 5 }, "copies of the wake-up stream in a NATS cluster (JetStream num_replicas; 3 for a three-node cluster); applied to an existing stream at start"),
 };

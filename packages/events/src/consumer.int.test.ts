@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { WakeUp } from "@flotilla/api";
 import { eventually, sleep } from "@flotilla/testkit";
-import { env, type Env } from "./int.test-support.js";
-import { consume, consumerNameFor } from "./consumer.js";
+import { AckPolicy, DeliverPolicy, jetstream } from "@nats-io/jetstream";
+import { FlakyProxy, env, type Env } from "./int.test-support.js";
+import { connectNats } from "./stream.js";
+import { consume, consumerNameFor, ensureConsumer } from "./consumer.js";
 import { subjectFor } from "./subjects.js";
 
 const enc = new TextEncoder();
@@ -240,6 +242,168 @@ test("a message that is neither a wake-up nor a list of them is dropped, not red
     await eventually(async () => (await pending(e, "bad")).ackPending === 0, { timeoutMs: 5000 });
   } finally {
     await c.stop();
+    await e.close();
+  }
+});
+
+/**
+ * A service's consumer restarted against the same stream: the first life handles part of the
+ * backlog and stops (as on SIGTERM), the second picks up the rest. Returns what each life handled.
+ */
+async function restartOnce(e: Env, o: { durable: string; n: number; stopAfter: number; second?: Partial<Parameters<typeof consume>[0]> }) {
+  const subject = subjectFor("apps/Deployment", e.prefix);
+  const first = { done: new Set<string>(), started: 0 };
+  const second = { done: new Set<string>(), redelivered: [] as { id: string; deliveryCount: number }[] };
+  await publish(e, o.n);
+  const a = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: o.durable,
+    subject,
+    concurrency: 16,
+    handler: async (w) => {
+      first.started++;
+      await sleep(2);
+      first.done.add(w.id!);
+    },
+  });
+  await eventually(() => first.done.size >= o.stopAfter, { timeoutMs: 10_000 });
+  const before = await e.jsm.consumers.info(e.stream, o.durable);
+  await a.stop();
+  const t0 = Date.now();
+  const b = consume({
+    js: e.js,
+    stream: e.stream,
+    durable: o.durable,
+    subject,
+    concurrency: 16,
+    ...o.second,
+    handler: async (w, m) => {
+      if (m.info.deliveryCount > 1) second.redelivered.push({ id: w.id!, deliveryCount: m.info.deliveryCount });
+      second.done.add(w.id!);
+    },
+  });
+  try {
+    await eventually(() => first.done.size + second.done.size >= o.n && new Set([...first.done, ...second.done]).size === o.n, {
+      timeoutMs: 10_000,
+      message: `handled ${new Set([...first.done, ...second.done]).size} of ${o.n}`,
+    });
+    const tookMs = Date.now() - t0;
+    await sleep(300);
+    const after = await e.jsm.consumers.info(e.stream, o.durable);
+    return { first, second, before, after, tookMs };
+  } finally {
+    await b.stop();
+  }
+}
+
+test("a consumer restarted against the same stream resumes after what it acked: nothing handled twice, the rest at once", async (t) => {
+  const e = await env();
+  try {
+    const r = await restartOnce(e, { durable: "restart", n: 2000, stopAfter: 600 });
+    t.diagnostic(`first life handled ${r.first.done.size}, second ${r.second.done.size} in ${r.tookMs} ms, ${r.second.redelivered.length} redelivered`);
+    const twice = [...r.second.done].filter((id) => r.first.done.has(id));
+    assert.deepEqual(twice, [], "no wake-up handled before the restart comes again");
+    // only what the first life had pulled but not finished may come again, and it comes at once (nak'ed on stop), not after ack_wait (30 s)
+    assert.ok(r.second.redelivered.length <= 32, `redelivered ${r.second.redelivered.length}`);
+    assert.ok(r.tookMs < 5000, `the rest handled in ${r.tookMs} ms`);
+    assert.equal(r.after.created, r.before.created, "the same consumer, not a new one");
+    assert.equal(r.after.num_ack_pending, 0);
+    assert.equal(r.after.num_pending, 0);
+  } finally {
+    await e.close();
+  }
+});
+
+test("a consumer restarted with other settings (ack wait, max ack pending) keeps its position", async () => {
+  const e = await env();
+  try {
+    const r = await restartOnce(e, { durable: "resettings", n: 1000, stopAfter: 300, second: { ackWaitMs: 10_000, maxAckPending: 200 } });
+    const twice = [...r.second.done].filter((id) => r.first.done.has(id));
+    assert.deepEqual(twice, []);
+    assert.equal(r.after.created, r.before.created, "updated in place, not recreated");
+    assert.equal(r.after.config.ack_wait, 10_000 * 1_000_000);
+    assert.equal(r.after.config.max_ack_pending, 200);
+  } finally {
+    await e.close();
+  }
+});
+
+test("a consumer whose process died (connection cut, acks in flight lost) gets back only what was unacked, after ack_wait", async (t) => {
+  const e = await env();
+  const proxy = new FlakyProxy();
+  await proxy.up();
+  const nc = await connectNats({ servers: proxy.url, maxReconnectAttempts: 0 });
+  const subject = subjectFor("apps/Deployment", e.prefix);
+  const done = new Set<string>();
+  const redelivered: string[] = [];
+  const n = 2000;
+  await publish(e, n);
+  // two replicas sharing the consumer; the first runs through a connection that will be cut
+  const shared = { stream: e.stream, durable: "crash", subject, concurrency: 16, ackWaitMs: 2000, maxAckPending: 64 };
+  const a = consume({
+    ...shared,
+    js: jetstream(nc),
+    handler: async (w) => {
+      await sleep(2);
+      done.add(w.id!);
+    },
+  });
+  const b = consume({
+    ...shared,
+    js: e.js,
+    handler: async (w, m) => {
+      if (m.info.deliveryCount > 1) redelivered.push(w.id!);
+      done.add(w.id!);
+    },
+  });
+  try {
+    await eventually(() => done.size >= 300, { timeoutMs: 10_000 });
+    await proxy.down(); // the first replica is gone mid-work
+    // what the dead replica held unacked comes back after ack_wait (2 s here)
+    await eventually(
+      async () => {
+        const ci = await e.jsm.consumers.info(e.stream, "crash");
+        return done.size === n && ci.num_ack_pending === 0 && ci.num_pending === 0;
+      },
+      { timeoutMs: 15_000 },
+    );
+    await sleep(300);
+    t.diagnostic(`${redelivered.length} redelivered after the crash`);
+    // what the dead replica held unacked (its running handlers, its pulled batch, acks lost on the
+    // way), never more than the consumer's max_ack_pending
+    assert.ok(redelivered.length <= 64, `redelivered ${redelivered.length}`);
+  } finally {
+    await a.stop({ timeoutMs: 100 }).catch(() => {});
+    await b.stop();
+    await nc.close().catch(() => {});
+    await proxy.down();
+    await e.close();
+  }
+});
+
+test("ensureConsumer creates once, then attaches without a write; a name taken by another subject's consumer is refused, not re-created", async () => {
+  const e = await env();
+  try {
+    const want = {
+      durable_name: "owner",
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: 30e9,
+      max_deliver: -1,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: subjectFor("apps/Deployment", e.prefix),
+      max_ack_pending: 1000,
+    };
+    assert.equal(await ensureConsumer(e.jsm, e.stream, want), "created");
+    const created = (await e.jsm.consumers.info(e.stream, "owner")).created;
+    assert.equal(await ensureConsumer(e.jsm, e.stream, want), "attached");
+    assert.equal(await ensureConsumer(e.jsm, e.stream, { ...want, max_ack_pending: 50 }), "updated");
+    await assert.rejects(ensureConsumer(e.jsm, e.stream, { ...want, filter_subject: subjectFor("/Secret", e.prefix) }), /exists with filter subject/);
+    const after = await e.jsm.consumers.info(e.stream, "owner");
+    assert.equal(after.created, created);
+    assert.equal(after.config.filter_subject, want.filter_subject);
+    assert.equal(after.config.max_ack_pending, 50);
+  } finally {
     await e.close();
   }
 });

@@ -1,4 +1,14 @@
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JetStreamClient, type JsMsg } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  type ConsumerConfig,
+  type ConsumerInfo,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { WakeUp } from "@flotilla/api";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
@@ -41,6 +51,14 @@ export interface ConsumeOptions {
   nakDelay?: { baseMs: number; maxMs: number };
   /** A handler still running after this is given up: the message is nak'ed (default 5 min). */
   handlerTimeoutMs?: number;
+  /** How long one pull request waits on the server for messages (default 1 s, at least 1 s); a stop waits for the open one to end. */
+  pullExpiresMs?: number;
+  /**
+   * A consumer of one replica rather than one shared by the replicas: it starts with the
+   * messages that arrive after it is created (not the whole stream), and the server deletes it
+   * once no replica has pulled from it for `inactiveThresholdMs` (a replica that went away).
+   */
+  ownConsumer?: { inactiveThresholdMs: number };
   log?: Log;
 }
 
@@ -50,6 +68,7 @@ export const CONSUMER_DEFAULTS = {
   maxAckPending: 1000,
   nakDelay: { baseMs: 1000, maxMs: 60_000 },
   handlerTimeoutMs: 5 * 60_000,
+  pullExpiresMs: 1000,
 } as const;
 
 export interface ConsumerStats {
@@ -73,6 +92,69 @@ export interface WakeUpConsumer {
    * whatever is still running so another replica gets it at once.
    */
   stop(opts?: { timeoutMs?: number }): Promise<void>;
+}
+
+/**
+ * Why pulling is done as a loop of fetches and not with `consume()`: a pull request lives on the
+ * server until it is filled or expires, and a client that unsubscribes from it (as closing a
+ * `consume()` iterator does) drops whatever the server had already sent to it. Those messages
+ * then wait out ack_wait (30 s) before anyone else gets them; seen as 16 of 2,000 wake-ups held
+ * back after a restart. A fetch ends on the server's word (filled, or its 408 at expiry), so a
+ * stopping consumer issues no new fetch, takes in what the open one still brings, and hands that
+ * back with a nak delayed past the open request's end (a nak without delay would go straight back
+ * to that request). Nothing is dropped, and a stop waits at most one pull's expiry.
+ */
+export const HAND_BACK_MARGIN_MS = 200;
+
+/** The settings of a wake-up consumer `consume` asks for. */
+export type WantedConsumer = Required<Pick<ConsumerConfig, "durable_name" | "ack_policy" | "ack_wait" | "max_deliver" | "deliver_policy" | "filter_subject" | "max_ack_pending">> &
+  Pick<ConsumerConfig, "inactive_threshold">;
+
+/** Settings the server changes in place, keeping the consumer's position. */
+const UPDATABLE = ["ack_wait", "max_deliver", "max_ack_pending"] as const;
+
+/**
+ * What attaching to an existing durable consumer takes: nothing (`{}`), an in-place update of
+ * the settings that differ, or a conflict that no update can resolve (another filter subject or
+ * ack policy: the name is taken by a consumer of something else). The deliver policy only
+ * placed a new consumer; an existing one keeps its position whatever it says.
+ */
+export function consumerChanges(have: Partial<ConsumerConfig>, want: WantedConsumer): { update?: Partial<ConsumerConfig>; conflict?: string } {
+  if ((have.filter_subject ?? "") !== want.filter_subject) {
+    return { conflict: `consumer ${want.durable_name} exists with filter subject "${have.filter_subject ?? ""}", not "${want.filter_subject}"` };
+  }
+  if (have.ack_policy !== undefined && have.ack_policy !== want.ack_policy) {
+    return { conflict: `consumer ${want.durable_name} exists with ack policy ${have.ack_policy}, not ${want.ack_policy}` };
+  }
+  const update: Partial<ConsumerConfig> = {};
+  for (const k of UPDATABLE) if (have[k] !== want[k]) Object.assign(update, { [k]: want[k] });
+  return Object.keys(update).length > 0 ? { update } : {};
+}
+
+/**
+ * Attaches to the durable consumer `want.durable_name`, creating it only when it does not exist
+ * and updating only the settings that changed. A restart therefore never re-creates a consumer
+ * (which would start it again from the beginning of the stream) and sends no create request
+ * for an existing one (servers from 2.10 refuse a create whose settings differ from the
+ * consumer's, so a changed setting would keep the service from ever attaching). Two replicas
+ * creating it at once is fine: the loser's create fails, and its retry attaches.
+ */
+export async function ensureConsumer(jsm: JetStreamManager, stream: string, want: WantedConsumer): Promise<"created" | "updated" | "attached"> {
+  let have: ConsumerInfo | undefined;
+  try {
+    have = await jsm.consumers.info(stream, want.durable_name);
+  } catch (e) {
+    if ((e as { code?: unknown })?.code !== JetStreamApiCodes.ConsumerNotFound) throw e;
+  }
+  if (!have) {
+    await jsm.consumers.add(stream, want);
+    return "created";
+  }
+  const { update, conflict } = consumerChanges(have.config, want);
+  if (conflict) throw new Error(`${conflict}; delete it (it will start again from the beginning of the stream) or choose another durable name`);
+  if (!update) return "attached";
+  await jsm.consumers.update(stream, want.durable_name, update);
+  return "updated";
 }
 
 /** The consumer name used for one subject when `subjects` is given. */
@@ -121,6 +203,7 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
   const ackWaitMs = o.ackWaitMs ?? CONSUMER_DEFAULTS.ackWaitMs;
   const nakDelay = o.nakDelay ?? CONSUMER_DEFAULTS.nakDelay;
   const handlerTimeoutMs = o.handlerTimeoutMs ?? CONSUMER_DEFAULTS.handlerTimeoutMs;
+  const pullExpiresMs = Math.max(1000, o.pullExpiresMs ?? CONSUMER_DEFAULTS.pullExpiresMs);
   const stats: ConsumerStats = { received: 0, wakeUps: 0, acked: 0, naked: 0, dropped: 0, inFlight: 0 };
   const slots = new Slots(concurrency);
   const stopper = new AbortController();
@@ -205,45 +288,54 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
       let msgs: ConsumerMessages | undefined;
       try {
         const jsm = await o.js.jetstreamManager();
-        await jsm.consumers.add(o.stream, {
+        const how = await ensureConsumer(jsm, o.stream, {
           durable_name: name,
           ack_policy: AckPolicy.Explicit,
           ack_wait: nanos(ackWaitMs),
           max_deliver: -1,
-          deliver_policy: DeliverPolicy.All,
+          deliver_policy: o.ownConsumer ? DeliverPolicy.New : DeliverPolicy.All,
           filter_subject: subject,
           max_ack_pending: o.maxAckPending ?? CONSUMER_DEFAULTS.maxAckPending,
+          ...(o.ownConsumer ? { inactive_threshold: nanos(o.ownConsumer.inactiveThresholdMs) } : {}),
         });
+        if (how !== "attached") log.info({ consumer: name, subject }, how === "created" ? "wake-up consumer created" : "wake-up consumer settings updated");
         const c = await o.js.consumers.get(o.stream, name);
-        if (stopper.signal.aborted) return;
-        msgs = await c.consume({ max_messages: concurrency });
-        iterators.add(msgs);
-        if (!counted) {
-          counted = true;
-          if (++readyCount === subjects.length) markReady();
-        }
-        if (failures > 0) log.info({ consumer: name }, "wake-up consumer recovered");
-        failures = 0;
-        for await (const m of msgs) {
-          if (!(await slots.acquire())) {
-            m.nak(); // stopping: let another replica have it now
-            break;
+        while (!stopper.signal.aborted) {
+          const expiresAt = Date.now() + pullExpiresMs;
+          msgs = await c.fetch({ max_messages: concurrency, expires: pullExpiresMs });
+          iterators.add(msgs);
+          if (!counted) {
+            counted = true;
+            if (++readyCount === subjects.length) markReady();
           }
-          const now = Date.now();
-          let giveUp!: (e: Error) => void;
-          const timedOut = new Promise<never>((_, reject) => (giveUp = reject));
-          timedOut.catch(() => {});
-          const entry: Entry = { settled: false, started: now, touched: now, timedOut, giveUp, done: Promise.resolve() };
-          stats.inFlight++;
-          running.set(m, entry);
-          entry.done = handle(m, entry).catch((e) => log.error({ err: e }, "wake-up handling crashed")).finally(() => {
-            stats.inFlight--;
-            running.delete(m);
-            slots.release();
-          });
+          for await (const m of msgs) {
+            if (stopper.signal.aborted || !(await slots.acquire())) {
+              // stopping: hand back what the open pull request still brings, after that request's end
+              m.nak(Math.max(0, expiresAt - Date.now()) + HAND_BACK_MARGIN_MS);
+              stats.naked++;
+              continue;
+            }
+            const now = Date.now();
+            let giveUp!: (e: Error) => void;
+            const timedOut = new Promise<never>((_, reject) => (giveUp = reject));
+            timedOut.catch(() => {});
+            const entry: Entry = { settled: false, started: now, touched: now, timedOut, giveUp, done: Promise.resolve() };
+            stats.inFlight++;
+            running.set(m, entry);
+            entry.done = handle(m, entry).catch((e) => log.error({ err: e }, "wake-up handling crashed")).finally(() => {
+              stats.inFlight--;
+              running.delete(m);
+              slots.release();
+            });
+          }
+          iterators.delete(msgs);
+          msgs = undefined;
+          if (failures > 0) {
+            log.info({ consumer: name }, "wake-up consumer recovered");
+            failures = 0;
+          }
         }
-        if (stopper.signal.aborted) return;
-        throw new Error("message iterator ended");
+        return;
       } catch (e) {
         if (stopper.signal.aborted) return;
         if ((e as Error)?.name === "ClosedConnectionError") {
@@ -273,6 +365,9 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
       stopping ??= (async () => {
         stopper.abort();
         slots.close();
+        // each loop ends with its open pull request (at most pullExpiresMs; a server that went
+        // quiet is noticed by the missed heartbeats); past that, close what is left
+        await Promise.race([Promise.all(loops), sleep(pullExpiresMs + 5000)]);
         for (const it of iterators) await it.close().catch(() => {});
         await Promise.all(loops);
         const deadline = sleep(opts.timeoutMs ?? 10_000);
@@ -281,7 +376,7 @@ export function consume(o: ConsumeOptions): WakeUpConsumer {
         for (const [m, entry] of running) {
           if (entry.settled) continue;
           entry.settled = true;
-          m.nak();
+          m.nak(HAND_BACK_MARGIN_MS);
           stats.naked++;
         }
       })();

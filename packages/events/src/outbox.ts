@@ -18,13 +18,16 @@ export interface OutboxRow {
   api_version: string | null;
   generation: string | null;
   index_keys: string[] | null;
+  /** W3C traceparent of the write (absent from an outbox without the store's migrations). */
+  trace_context?: string | null;
 }
 
 /** Unpublished rows in id order. */
 export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRow[]> {
   return sql<OutboxRow[]>`
     SELECT id::text, rv::text, gk, namespace, name, uid::text, type, object->>'apiVersion' AS api_version,
-           object->'metadata'->>'generation' AS generation, index_keys
+           object->'metadata'->>'generation' AS generation, index_keys,
+           to_jsonb(outbox) ->> 'trace_context' AS trace_context -- absent from an outbox without the store's migrations
     FROM outbox WHERE published_at IS NULL ORDER BY outbox.id LIMIT ${limit}`;
 }
 
@@ -59,6 +62,7 @@ export function toWakeUp(r: OutboxRow): WakeUp {
     type: r.type,
     ...(r.generation ? { generation: r.generation } : {}),
     ...(r.index_keys ? { indexKeys: r.index_keys } : {}),
+    ...(r.trace_context ? { traceContext: r.trace_context } : {}),
   };
 }
 

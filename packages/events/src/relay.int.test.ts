@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import type { JsMsg } from "@nats-io/jetstream";
 import type { WakeUp } from "@flotilla/api";
-import { eventually, sleep } from "@flotilla/testkit";
+import { PG_URL, eventually, sleep } from "@flotilla/testkit";
+import { openDatabase, type Database } from "@flotilla/store";
 import { env, insertRows, unpublished, streamCount, FlakyProxy, type Env } from "./int.test-support.js";
 import { startRelay, type RelayOptions } from "./relay.js";
 import { consume } from "./consumer.js";
@@ -20,6 +21,15 @@ const dbg = (name: string) =>
 /** Resolves when `p` does, or fails after `ms`. */
 const within = <T>(p: Promise<T>, ms: number, what: string) =>
   Promise.race([p, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))]);
+
+async function dropDatabase(name: string): Promise<void> {
+  const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
 
 const fast = { pollMs: 50, standbyRetryMs: 200, lockCheckMs: 200, backoff: { baseMs: 50, maxMs: 500 }, retentionMs: 0 } satisfies Partial<RelayOptions>;
 
@@ -139,6 +149,41 @@ test("a new database's outbox ids are not taken for the old one's by a stream th
     await eventually(() => col.got.length >= 100, { timeoutMs: 10_000 });
   } finally {
     await col.c.stop();
+    await e.close();
+  }
+});
+
+test("a database dropped and recreated under a running relay, the stream kept: the new database's wake-ups are delivered", async () => {
+  const e = await env();
+  const col = collector(e);
+  // the relay reads the outbox through a pool of its own, which reconnects to whatever database has the name
+  const relaySql = postgres(e.db.url, { max: 2, onnotice: () => {} });
+  const relay = startRelay({ sql: relaySql, nc: e.nc, stream: e.stream, prefix: e.prefix, ...fast, dbTimeoutMs: 2000, log: dbg("r") as never });
+  let db2: Database | undefined;
+  try {
+    const oldEpoch = await readEpoch(e.sql);
+    await insertRows(e.sql, 50);
+    await eventually(async () => (await unpublished(e.sql)) === 0 && col.got.length >= 50, { timeoutMs: 10_000 });
+    // the same database after a restart keeps its epoch (and so its exactly-once dedupe)
+    const again = await openDatabase({ url: e.db.url });
+    assert.equal(await readEpoch(again.sql), oldEpoch);
+    await again.close();
+
+    await e.db.close();
+    await dropDatabase(e.db.name);
+    db2 = await openDatabase({ url: e.db.url });
+    assert.notEqual(await readEpoch(db2.sql), oldEpoch, "a new database draws a new epoch");
+    // the new database's outbox starts again at id 1: the same rows, the same batches as before
+    await insertRows(db2.sql, 50);
+    await eventually(async () => (await unpublished(db2!.sql)) === 0, { timeoutMs: 20_000 });
+    await eventually(() => col.got.length >= 100, { timeoutMs: 10_000, message: `delivered ${col.got.length} of 100` });
+    assert.equal(await streamCount(e.jsm, e.stream), 100);
+    assert.equal(relay.stats.duplicates, 0, "nothing of the new database taken for a duplicate");
+  } finally {
+    await col.c.stop();
+    await within(relay.stop(), 15_000, "stop");
+    await relaySql.end({ timeout: 1 });
+    await db2?.close();
     await e.close();
   }
 });

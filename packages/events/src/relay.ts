@@ -48,6 +48,11 @@ export interface RelayOptions {
   pruneEveryMs?: number;
   /** Replaces the built-in pruning (e.g. the object store's own). Returns rows deleted. */
   prune?: (retentionMs: number) => Promise<number>;
+  /**
+   * Other periodic clean-up that one process at a time should do (e.g. the placement history's
+   * retention): run by the active relay every `pruneEveryMs`, also when outbox pruning is off.
+   */
+  housekeeping?: () => Promise<unknown>;
 }
 
 export const RELAY_DEFAULTS = {
@@ -156,6 +161,12 @@ export function startRelay(opts: RelayOptions): Relay {
 
   /** One fetch → publish → mark round. Returns the number of rows handled. */
   let probe = false;
+  /**
+   * This database's epoch, read again on each activation and after each failed round: a
+   * database dropped and recreated under a running relay ends its sessions (the lock's
+   * included), and the new one has a new epoch. "" (no epoch yet: the migrations still
+   * running) is never kept.
+   */
   let epoch: string | undefined;
   async function cycle(): Promise<number> {
     const client = await natsClient();
@@ -164,7 +175,7 @@ export function startRelay(opts: RelayOptions): Relay {
       await ensureStream(jsm, { stream, prefix, ...opts.streamOptions });
       streamReady = true;
     }
-    epoch ??= await withTimeout(readEpoch(sql), cfg.dbTimeoutMs, "outbox epoch");
+    epoch ||= await withTimeout(readEpoch(sql), cfg.dbTimeoutMs, "outbox epoch");
     const rows = await withTimeout(fetchUnpublished(sql, cfg.batchSize), cfg.dbTimeoutMs, "outbox read");
     if (rows.length === 0) return 0;
     const res = await publishRows(client, rows, { prefix, stream, window: cfg.publishWindow, maxPerMessage: cfg.maxPerMessage, timeoutMs: cfg.publishTimeoutMs, probe, epoch });
@@ -205,6 +216,7 @@ export function startRelay(opts: RelayOptions): Relay {
     let failures = 0;
     let nextLockCheck = Date.now() + cfg.lockCheckMs;
     let nextPrune = Date.now() + Math.min(cfg.pruneEveryMs, 1000);
+    epoch = undefined;
     relisten();
     try {
       while (!stopSignal.aborted && session === mySession) {
@@ -224,6 +236,7 @@ export function startRelay(opts: RelayOptions): Relay {
           failures++;
           stats.errors++;
           streamReady = opts.ensureStream === false; // the stream may be what went missing
+          epoch = undefined; // and the database may be a new one
           if (Date.now() - lastListenAt > 5000) relisten();
           const ms = retryDelay(failures, cfg.backoff.baseMs, cfg.backoff.maxMs);
           log.warn({ err: e, failures, retryInMs: ms }, "relay batch failed; retrying");
@@ -231,18 +244,27 @@ export function startRelay(opts: RelayOptions): Relay {
           continue;
         }
         if (n >= cfg.batchSize) continue;
-        if (cfg.retentionMs > 0 && Date.now() >= nextPrune) {
+        if ((cfg.retentionMs > 0 || opts.housekeeping) && Date.now() >= nextPrune) {
           nextPrune = Date.now() + cfg.pruneEveryMs;
-          try {
-            const deleted = await withTimeout(
-              opts.prune ? opts.prune(cfg.retentionMs) : pruneOutbox(sql, { retentionMs: cfg.retentionMs, keepMin: cfg.keepMin }),
-              Math.max(cfg.dbTimeoutMs, 60_000),
-              "outbox prune",
-            );
-            stats.pruned += deleted;
-            if (deleted > 0) log.debug({ deleted }, "relay pruned outbox");
-          } catch (e) {
-            log.warn({ err: e }, "relay prune failed");
+          if (cfg.retentionMs > 0) {
+            try {
+              const deleted = await withTimeout(
+                opts.prune ? opts.prune(cfg.retentionMs) : pruneOutbox(sql, { retentionMs: cfg.retentionMs, keepMin: cfg.keepMin }),
+                Math.max(cfg.dbTimeoutMs, 60_000),
+                "outbox prune",
+              );
+              stats.pruned += deleted;
+              if (deleted > 0) log.debug({ deleted }, "relay pruned outbox");
+            } catch (e) {
+              log.warn({ err: e }, "relay prune failed");
+            }
+          }
+          if (opts.housekeeping) {
+            try {
+              await withTimeout(opts.housekeeping(), Math.max(cfg.dbTimeoutMs, 60_000), "housekeeping");
+            } catch (e) {
+              log.warn({ err: e }, "relay housekeeping failed");
+            }
           }
         }
         await waitForWake(cfg.pollMs);

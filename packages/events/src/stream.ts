@@ -21,6 +21,11 @@ export interface StreamOptions {
   maxAgeMs?: number;
   /** Window in which a repeated message id is dropped as a duplicate (default 10 min). */
   duplicateWindowMs?: number;
+  /**
+   * Copies of the stream in a NATS cluster (JetStream's num_replicas: 1, 3 or 5; more than 1 needs
+   * a clustered server). Unset: a new stream gets 1 and an existing one keeps what it has.
+   */
+  replicas?: number;
 }
 
 export const STREAM_DEFAULTS = {
@@ -39,6 +44,7 @@ function desired(o: StreamOptions): { name: string } & Partial<StreamConfig> {
     discard: DiscardPolicy.Old,
     max_age: nanos(maxAgeMs),
     duplicate_window: nanos(dupMs),
+    ...(o.replicas === undefined ? {} : { num_replicas: o.replicas }),
   };
 }
 
@@ -48,8 +54,8 @@ function errCode(e: unknown): number | undefined {
 }
 
 /**
- * Creates the wake-up stream, or updates subjects, max age and duplicate window of an
- * existing one. Idempotent; replicas may call it concurrently.
+ * Creates the wake-up stream, or updates subjects, max age, duplicate window and (when given)
+ * the number of replicas of an existing one. Idempotent; replicas may call it concurrently.
  */
 export async function ensureStream(target: NatsConnection | JetStreamManager, o: StreamOptions = {}): Promise<StreamInfo> {
   const jsm = "streams" in target ? target : await jetstreamManager(target);
@@ -77,7 +83,8 @@ export async function ensureStream(target: NatsConnection | JetStreamManager, o:
       c.max_age === want.max_age &&
       c.duplicate_window === want.duplicate_window &&
       c.retention === want.retention &&
-      c.discard === want.discard;
+      c.discard === want.discard &&
+      (want.num_replicas === undefined || c.num_replicas === want.num_replicas);
     if (same) return info;
     const { storage: _storage, retention: _retention, ...mutable } = want;
     return await jsm.streams.update(want.name, { ...c, ...mutable });

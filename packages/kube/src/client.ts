@@ -9,23 +9,12 @@ import {
   type RequestContext,
   type V1APIResource,
 } from "@kubernetes/client-node";
-import type { KubeObject } from "@flotilla/api";
+import type { KubeObject, MemberEndpoint } from "@flotilla/api";
 import { ApplyConflictError, KubeApiError, isKubeAlreadyExists, isKubeConflict, isKubeNotFound, type StatusBody } from "./errors.js";
 import { coveredBy, retainClusterFields } from "./retain.js";
 
-/** Where a member's API server is and how to authenticate to it. */
-export interface MemberEndpoint {
-  /** The API server URL (Cluster.spec.apiEndpoint), e.g. https://10.0.0.1:6443 or http://127.0.0.1:7101. */
-  server: string;
-  /** Bearer token. */
-  token?: string;
-  /** PEM CA bundle (the Secret's `caBundle`), as text or base64. */
-  caData?: string;
-  /** Cluster.spec.insecureSkipTLSVerification. */
-  insecureSkipTLSVerify?: boolean;
-  /** Cluster.spec.proxyURL (http, https or socks5). */
-  proxyURL?: string;
-}
+/** Where a member's API server is and how to authenticate to it (shared with the rules that vet it). */
+export type { MemberEndpoint };
 
 export interface MemberClientOptions extends MemberEndpoint {
   /** The cluster's name, for messages. */
@@ -36,6 +25,8 @@ export interface MemberClientOptions extends MemberEndpoint {
   maxSockets?: number;
   /** fieldManager sent on writes (default "flotilla"). */
   fieldManager?: string;
+  /** User-Agent of the requests (the member's audit log names the sender by it); node's default when absent. */
+  userAgent?: string;
 }
 
 /** Identifies one object on a member. */
@@ -207,6 +198,7 @@ export class MemberClient {
   private readonly agent: http.Agent;
   private readonly timeoutMs: number;
   private readonly fieldManager: string;
+  private readonly userAgent: string | undefined;
   /** Requests go straight through node's http(s) with the pooled agent; only through a proxy do they take client-node's path. */
   private readonly direct: { request: typeof http.request; authorization?: string } | undefined;
   private closed = false;
@@ -216,6 +208,7 @@ export class MemberClient {
     this.server = o.server.replace(/\/+$/, "");
     this.timeoutMs = o.timeoutMs ?? 10_000;
     this.fieldManager = o.fieldManager ?? "flotilla";
+    this.userAgent = o.userAgent;
     const isHttp = this.server.startsWith("http:");
     // `timeout` closes idle pooled sockets; Node shortens it to the server's Keep-Alive hint minus 1 s,
     // so a socket is not reused just as the server closes it (ECONNRESET). Active requests and
@@ -270,6 +263,45 @@ export class MemberClient {
     }
   }
 
+  /**
+   * One raw request to the member, for the cluster proxy: `path` (absolute, with its query, already
+   * checked by the caller) is appended to the path of the server URL, on the member's host and
+   * nothing else; the member's token replaces any Authorization header. Resolves when the response
+   * starts, with its body still streaming (the caller reads or destroys it); `timeoutMs` bounds the
+   * wait for the response to start, never the stream. Not through spec.proxyURL.
+   */
+  forward(o: { method: string; path: string; headers: http.OutgoingHttpHeaders; body?: NodeJS.ReadableStream; timeoutMs?: number; signal?: AbortSignal }): Promise<http.IncomingMessage> {
+    if (!this.direct) return Promise.reject(new Error(`cluster ${this.name}: forwarding through spec.proxyURL is not supported`));
+    if (!o.path.startsWith("/")) return Promise.reject(new Error("the forwarded path must be absolute"));
+    const d = this.direct;
+    const base = new URL(this.server);
+    const headers: http.OutgoingHttpHeaders = { ...o.headers };
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === "authorization" || k.toLowerCase() === "host") delete headers[k];
+    if (d.authorization) headers.authorization = d.authorization;
+    const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    return new Promise((resolve, reject) => {
+      const req = d.request(
+        { protocol: base.protocol, hostname: base.hostname, port: base.port, path: base.pathname.replace(/\/+$/, "") + o.path, method: o.method, agent: this.agent, headers },
+        (res) => {
+          settle();
+          resolve(res);
+        },
+      );
+      const cut = (name: string, message: string) => req.destroy(Object.assign(new Error(message), { name }));
+      const timer = setTimeout(() => cut("TimeoutError", `no answer within ${timeoutMs} ms`), timeoutMs);
+      const onAbort = () => cut("AbortError", "the request was aborted");
+      const settle = () => {
+        clearTimeout(timer);
+        o.signal?.removeEventListener("abort", onAbort);
+      };
+      req.on("error", (e) => (settle(), reject(e)));
+      if (o.signal?.aborted) onAbort();
+      else o.signal?.addEventListener("abort", onAbort, { once: true });
+      if (o.body) o.body.pipe(req);
+      else req.end();
+    });
+  }
+
   /** One request on the pooled agent, bounded by `timeoutMs` and `signal`; rejects with an AbortError or TimeoutError when cut. */
   private sendDirect(method: HttpMethod, path: string, o: SendOptions): Promise<{ status: number; text: string }> {
     const d = this.direct!;
@@ -278,6 +310,7 @@ export class MemberClient {
     if (query.length) url += "?" + new URLSearchParams(query).toString();
     const headers: Record<string, string> = { Accept: "application/json" };
     if (d.authorization) headers.Authorization = d.authorization;
+    if (this.userAgent) headers["User-Agent"] = this.userAgent;
     let body: string | undefined;
     if (o.body !== undefined) {
       body = typeof o.body === "string" ? o.body : JSON.stringify(o.body);

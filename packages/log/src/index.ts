@@ -1,3 +1,4 @@
+import { trace } from "@opentelemetry/api";
 import { pino, type Logger } from "pino";
 
 export type { Logger } from "pino";
@@ -10,7 +11,16 @@ export function createLogger(opts: { name: string; level?: string }): Logger {
     base: { service: opts.name },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
+    mixin: traceFields,
   });
+}
+
+/** `trace_id` and `span_id` of the active span, on every line logged inside one (tracing on; see @flotilla/runtime). */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (!span || !span.isRecording()) return {};
+  const c = span.spanContext();
+  return { trace_id: c.traceId, span_id: c.spanId };
 }
 
 /** A logger that drops everything (tests). */

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { configMap, kube, simulator } from "./test-util.js";
+import { configMap, deployment, eventually, kube, simulator } from "./test-util.js";
 
 async function admin(base: string, method: string, path: string, body?: unknown) {
   const res = await fetch(base + path, {
@@ -64,4 +64,24 @@ test("the admin API switches faults, inspects objects and adds and removes clust
 
   assert.equal((await admin(base, "DELETE", "/admin/clusters/member9")).status, 200);
   assert.equal((await admin(base, "GET", "/admin/clusters")).body.clusters.length, 1);
+});
+
+test("the admin API makes one Deployment unhealthy (running pods, none ready) and healthy again", async (t) => {
+  const sim = await simulator(t, { admin: { port: 0 }, defaults: { readyDelayMs: 0 }, clusters: [{ name: "member1" }] });
+  const base = sim.adminUrl!;
+  const c = sim.cluster("member1");
+  await kube(c, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web", 2));
+  const status = async () => (await kube(c, "GET", "/apis/apps/v1/namespaces/default/deployments/web")).body.status as { replicas: number; readyReplicas: number };
+  await eventually(async () => (await status()).readyReplicas === 2);
+
+  const bad = await admin(base, "PUT", "/admin/clusters/member1/workload-health", { kind: "Deployment", namespace: "default", name: "web", healthy: false });
+  assert.equal(bad.status, 200);
+  assert.deepEqual(bad.body, { unhealthy: ["Deployment/default/web"] });
+  const s = await eventually(async () => ((await status()).readyReplicas === 0 ? status() : undefined));
+  assert.equal(s?.replicas, 2, "the pods still run");
+
+  await admin(base, "PUT", "/admin/clusters/member1/workload-health", { kind: "Deployment", name: "web", healthy: true });
+  await eventually(async () => (await status()).readyReplicas === 2);
+  assert.equal((await admin(base, "PUT", "/admin/clusters/member1/workload-health", { kind: "Pod", name: "web", healthy: true })).status, 400);
+  assert.equal((await admin(base, "PUT", "/admin/clusters/member1/workload-health", { kind: "Deployment", name: "web" })).status, 400);
 });

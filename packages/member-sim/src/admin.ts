@@ -21,6 +21,7 @@ class AdminError extends Error {
  *   PUT    /admin/clusters/:name/fault          {mode, latencyMs?} → ClusterInfo
  *   PUT    /admin/clusters/:name/ready-delay    {readyDelayMs: number | null} → ClusterInfo
  *   PUT    /admin/clusters/:name/nodes          {nodes: NodeConfig[]} → ClusterInfo
+ *   PUT    /admin/clusters/:name/workload-health {kind: Deployment|StatefulSet, namespace?, name, healthy} → {unhealthy: ["Kind/ns/name"]}
  *   POST   /admin/clusters/:name/flush          runs waiting workload work now → ClusterInfo
  *   GET    /admin/clusters/:name/objects        ?apiVersion=&kind=&namespace= → {items}
  *   GET    /admin/clusters/:name/summary        ResourceSummary
@@ -94,6 +95,19 @@ export function buildAdminApi(sim: Simulator): FastifyInstance {
     }
     c.setNodes(req.body.nodes!);
     return c.info();
+  });
+
+  app.put<Named & { Body: { kind?: string; namespace?: string; name?: string; healthy?: boolean } }>("/admin/clusters/:name/workload-health", async (req) => {
+    const c = cluster(req.params.name);
+    const b = req.body ?? {};
+    const problems: string[] = [];
+    if (b.kind !== "Deployment" && b.kind !== "StatefulSet") problems.push("kind: must be Deployment or StatefulSet");
+    if (typeof b.name !== "string" || !b.name) problems.push("name: required");
+    if (b.namespace !== undefined && typeof b.namespace !== "string") problems.push("namespace: must be a string");
+    if (typeof b.healthy !== "boolean") problems.push("healthy: must be true or false");
+    if (problems.length) throw new AdminError(400, problems.join("; "));
+    c.controller.setUnhealthy(b.kind as "Deployment" | "StatefulSet", b.namespace ?? "default", b.name!, !b.healthy);
+    return { unhealthy: c.controller.unhealthy };
   });
 
   app.post<Named>("/admin/clusters/:name/flush", async (req) => {

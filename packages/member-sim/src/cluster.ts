@@ -1,3 +1,4 @@
+import { rfc3339 } from "@flotilla/api";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApiIndex, NODE, POD, resolveApis, groupVersion, type ApiResource } from "./api-catalog.js";
@@ -13,7 +14,7 @@ import {
   type SimulatorConfig,
 } from "./config.js";
 import { formatBytes, formatCpu } from "./quantity.js";
-import { ObjectStore, timestamp, type KObject } from "./store.js";
+import { ObjectStore, type KObject } from "./store.js";
 import { nodeCapacity, podUsage, WorkloadController } from "./workload.js";
 
 export type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -67,7 +68,7 @@ function nodeObject(n: ResolvedNode, c: SimCluster): KObject {
     ...(c.zone ? { "topology.kubernetes.io/zone": c.zone } : {}),
     ...(n.labels ?? {}),
   };
-  const now = timestamp();
+  const now = rfc3339(new Date());
   return {
     apiVersion: "v1",
     kind: "Node",

@@ -22,5 +22,4 @@ export {
 export { BUILTIN, DEFAULT_APIS, resolveApis, type ApiResource, type ApiSpec } from "./api-catalog.js";
 export { bytesOf, cpuMillis, formatBytes, formatCpu, parseQuantity } from "./quantity.js";
 export { podRequests, summarize, type PodRequest, type Resources } from "./capacity.js";
-export { mergePatch } from "./merge-patch.js";
 export type { KObject, ObjectMeta } from "./store.js";

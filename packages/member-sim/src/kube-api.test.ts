@@ -359,3 +359,35 @@ test("a watch streams the current objects and then every change", async (t) => {
   );
   ac.abort();
 });
+
+test("kubectl get: a Table with Kubernetes' printer columns when asked for one, for lists, single objects and watches", async (t) => {
+  const sim = await simulator(t, { defaults: { readyDelayMs: 0 }, clusters: [{ name: "member1" }] });
+  const c = sim.cluster("member1");
+  const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+  assert.equal((await kube(c, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web", 2))).status, 201);
+  c.flush();
+  const pods = await kube(c, "GET", "/api/v1/pods", undefined, { accept });
+  assert.equal(pods.body.kind, "Table");
+  assert.deepEqual(
+    pods.body.columnDefinitions.filter((d: { priority: number }) => d.priority === 0).map((d: { name: string }) => d.name),
+    ["Name", "Ready", "Status", "Restarts", "Age"],
+  );
+  assert.equal(pods.body.rows.length, 2);
+  assert.deepEqual(pods.body.rows[0].cells.slice(1, 4), ["1/1", "Running", "0"]);
+  // each row carries the object's metadata, which kubectl reads for the NAMESPACE column of -A
+  assert.equal(pods.body.rows[0].object.kind, "PartialObjectMetadata");
+  assert.equal(pods.body.rows[0].object.metadata.namespace, "default");
+  const one = await kube(c, "GET", "/apis/apps/v1/namespaces/default/deployments/web", undefined, { accept });
+  assert.deepEqual(one.body.rows[0].cells.slice(0, 4), ["web", "2/2", 2, 2]);
+  // without the Accept header: the plain objects
+  assert.equal((await kube(c, "GET", "/api/v1/pods")).body.kind, "PodList");
+  // a watch sends one-row Tables
+  const ac = new AbortController();
+  const res = await fetch(`${c.url}/apis/apps/v1/namespaces/default/deployments?watch=true`, { headers: { authorization: `Bearer ${c.token}`, accept }, signal: ac.signal });
+  const reader = res.body!.getReader();
+  const first = JSON.parse(new TextDecoder().decode((await reader.read()).value).split("\n")[0]!);
+  ac.abort();
+  assert.equal(first.type, "ADDED");
+  assert.equal(first.object.kind, "Table");
+  assert.equal(first.object.rows[0].cells[0], "web");
+});

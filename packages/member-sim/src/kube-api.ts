@@ -2,6 +2,7 @@ import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
+import { toTable, wantsTable } from "@flotilla/api";
 import { groupVersion, type ApiResource } from "./api-catalog.js";
 import { clusterOf, type RequestHandler, type SimCluster } from "./cluster.js";
 import { listFilter } from "./selector.js";
@@ -28,6 +29,8 @@ export interface KubeApi {
 export interface KubeApiOptions {
   /** Called with unexpected (5xx) errors; the client only sees "an internal error occurred". */
   onError?: (err: unknown, req: { method: string; url: string; cluster?: string }) => void;
+  /** Called with every authenticated request a cluster receives (tests see who asked what). */
+  onRequest?: (req: { cluster: string; method: string; url: string; userAgent?: string }) => void;
 }
 
 type Query = Record<string, string | undefined>;
@@ -136,7 +139,7 @@ function listOf(c: SimCluster, res: ApiResource, items: KObject[]) {
   return { apiVersion: groupVersion(res), kind: `${res.kind}List`, metadata: { resourceVersion: String(c.store.revision) }, items };
 }
 
-function serveWatch(c: SimCluster, t: Target, filter: ((o: KObject) => boolean) | undefined, q: Query, reply: FastifyReply): void {
+function serveWatch(c: SimCluster, t: Target, filter: ((o: KObject) => boolean) | undefined, q: Query, reply: FastifyReply, table: boolean): void {
   const rv = q.resourceVersion;
   let backlog: StoreEvent[] | undefined = [];
   let initial: KObject[] = [];
@@ -155,7 +158,11 @@ function serveWatch(c: SimCluster, t: Target, filter: ((o: KObject) => boolean) 
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache, private" });
-  const send = (type: string, object: unknown) => raw.write(JSON.stringify({ type, object }) + "\n");
+  // the headers go at once, also to a watch with nothing to send yet
+  raw.flushHeaders();
+  // kubectl get -w asks for each event's object as a one-row Table
+  const asTable = (o: KObject) => toTable(t.res, [o], { resourceVersion: o.metadata.resourceVersion }, { includeObject: q.includeObject });
+  const send = (type: string, object: unknown) => raw.write(JSON.stringify({ type, object: table && type !== "ERROR" ? asTable(object as KObject) : object }) + "\n");
   if (!backlog) {
     send("ERROR", new StatusError(410, "Expired", `too old resource version: ${rv} (${c.store.revision})`).toStatus());
     raw.end();
@@ -213,6 +220,9 @@ async function serveResource(req: FastifyRequest, reply: FastifyReply): Promise<
   const { res } = t;
   const ns = t.ns ?? "";
   const filter = () => listFilter(q.labelSelector, q.fieldSelector);
+  // kubectl get: rows with Kubernetes' printer columns (Accept: application/json;as=Table;g=meta.k8s.io;v=v1)
+  const table = wantsTable(req.headers.accept);
+  const rows = (items: KObject[]) => toTable(res, items, { resourceVersion: String(c.store.revision) }, { includeObject: q.includeObject });
   if (q.dryRun) throw badRequest("dryRun is not supported by the member-cluster simulator");
 
   if (t.name === undefined) {
@@ -220,10 +230,11 @@ async function serveResource(req: FastifyRequest, reply: FastifyReply): Promise<
       case "GET":
         if (truthy(q.watch)) {
           requireVerb(t, "watch", req.method);
-          serveWatch(c, t, filter(), q, reply);
+          serveWatch(c, t, filter(), q, reply, table);
           return reply;
         }
         requireVerb(t, "list", req.method);
+        if (table) return rows(c.store.list(res, t.ns, filter()));
         return listOf(c, res, c.store.list(res, t.ns, filter()));
       case "POST": {
         requireVerb(t, "create", req.method);
@@ -245,13 +256,13 @@ async function serveResource(req: FastifyRequest, reply: FastifyReply): Promise<
     case "GET": {
       if (truthy(q.watch)) {
         requireVerb(t, "watch", req.method);
-        serveWatch(c, t, filter(), q, reply);
+        serveWatch(c, t, filter(), q, reply, table);
         return reply;
       }
       requireVerb(t, "get", req.method);
       const o = c.store.get(res, ns, name);
       if (!o) throw notFound(res, name);
-      return o;
+      return table ? rows([o]) : o;
     }
     case "PUT":
       requireVerb(t, "update", req.method);
@@ -307,6 +318,7 @@ export async function buildKubeApi(opts: KubeApiOptions = {}): Promise<KubeApi> 
     const f = c.fault;
     if (f.mode === "slow" && f.latencyMs) await sleep(f.latencyMs);
     if (req.headers.authorization !== `Bearer ${c.token}`) return reply.code(401).send(unauthorized().toStatus());
+    opts.onRequest?.({ cluster: c.name, method: req.method, url: req.url, ...(req.headers["user-agent"] ? { userAgent: req.headers["user-agent"] } : {}) });
   });
 
   app.setErrorHandler((err, req, reply) => {

@@ -1,6 +1,7 @@
+import { isJsonObject, jsonEqual, mergePatch, rfc3339, type Json } from "@flotilla/api";
 import { randomUUID } from "node:crypto";
 import { groupVersion, NAMESPACE, type ApiResource } from "./api-catalog.js";
-import { applyConfiguration, isObject, jsonEqual, mergePatch, type Json } from "./merge-patch.js";
+import { applyConfiguration } from "./merge-patch.js";
 import { alreadyExists, badRequest, conflict, invalid, notFound } from "./status.js";
 
 export interface OwnerReference {
@@ -75,11 +76,6 @@ export function randomSuffix(n = 5): string {
   let s = "";
   for (let i = 0; i < n; i++) s += RANDOM_CHARS[Math.floor(Math.random() * RANDOM_CHARS.length)];
   return s;
-}
-
-/** RFC 3339 with whole seconds, as Kubernetes writes timestamps. */
-export function timestamp(d = new Date()): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 const resourceKey = (r: ApiResource) => `${r.group}/${r.plural}`;
@@ -187,13 +183,13 @@ export class ObjectStore {
 
   /** JSON merge patch (strategic merge patch is treated the same). */
   patch(res: ApiResource, ns: string, name: string, patch: unknown, opts: WriteOptions = {}): KObject {
-    if (!isObject(patch)) throw badRequest("a merge patch must be a JSON object");
+    if (!isJsonObject(patch)) throw badRequest("a merge patch must be a JSON object");
     const cur = this.entry(res, ns, name);
     if (!cur) throw notFound(res, name);
-    const pm = isObject(patch.metadata) ? patch.metadata : {};
+    const pm = isJsonObject(patch.metadata) ? patch.metadata : {};
     this.checkVersion(res, cur.obj, pm.resourceVersion);
     const next = mergePatch(cur.obj, patch) as KObject;
-    if (!isObject(next.metadata) || next.metadata.name !== name) throw badRequest("a patch may not change metadata.name");
+    if (!isJsonObject(next.metadata) || next.metadata.name !== name) throw badRequest("a patch may not change metadata.name");
     return this.update(res, ns, cur, next, opts, cur.applied);
   }
 
@@ -240,7 +236,7 @@ export class ObjectStore {
       if (cur.obj.metadata.deletionTimestamp) return { object: cur.obj, finalizing: true };
       const marked: KObject = {
         ...cur.obj,
-        metadata: { ...cur.obj.metadata, deletionTimestamp: timestamp(), deletionGracePeriodSeconds: 0, generation: cur.obj.metadata.generation + 1 },
+        metadata: { ...cur.obj.metadata, deletionTimestamp: rfc3339(new Date()), deletionGracePeriodSeconds: 0, generation: cur.obj.metadata.generation + 1 },
       };
       return { object: this.commit(res, ns, name, marked, cur.applied, "MODIFIED"), finalizing: true };
     }
@@ -264,10 +260,10 @@ export class ObjectStore {
   }
 
   private checkBody(res: ApiResource, ns: string, body: unknown): KObject {
-    if (!isObject(body)) throw badRequest(`the body of a ${res.kind} must be a JSON or YAML object`);
+    if (!isJsonObject(body)) throw badRequest(`the body of a ${res.kind} must be a JSON or YAML object`);
     const obj = structuredClone(body) as unknown as KObject;
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {} as ObjectMeta;
-    if (!isObject(obj.metadata)) throw badRequest("metadata must be an object");
+    if (!isJsonObject(obj.metadata)) throw badRequest("metadata must be an object");
     const gv = groupVersion(res);
     if (obj.kind !== undefined && obj.kind !== res.kind) {
       throw badRequest(`the kind of the object (${String(obj.kind)}) does not match the resource ${res.plural} (${res.kind})`);
@@ -305,7 +301,7 @@ export class ObjectStore {
       uid: randomUUID(),
       resourceVersion: "",
       generation: 1,
-      creationTimestamp: timestamp(),
+      creationTimestamp: rfc3339(new Date()),
       ...(m.labels ? { labels: m.labels } : {}),
       ...(m.annotations ? { annotations: m.annotations } : {}),
       ...(m.finalizers?.length ? { finalizers: m.finalizers } : {}),

@@ -17,11 +17,12 @@ export async function kube(
   method: string,
   path: string,
   body?: unknown,
-  opts: { contentType?: string; token?: string | null } = {},
+  opts: { contentType?: string; token?: string | null; accept?: string } = {},
 ): Promise<KubeResponse> {
   const headers: Record<string, string> = {};
   const token = opts.token === undefined ? c.token : opts.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (opts.accept) headers.accept = opts.accept;
   if (body !== undefined) headers["content-type"] = opts.contentType ?? "application/json";
   const res = await fetch(c.url + path, {
     method,

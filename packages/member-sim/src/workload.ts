@@ -1,9 +1,9 @@
+import { jsonEqual, rfc3339 } from "@flotilla/api";
 import { createHash } from "node:crypto";
 import { DEPLOYMENT, NODE, POD, STATEFULSET, type ApiResource } from "./api-catalog.js";
 import { freeByNode, placePods, podRequests, unschedulableMessage, type NodeCapacity, type PodRequest, type PodUsage } from "./capacity.js";
-import { jsonEqual } from "./merge-patch.js";
 import { cpuMillis, bytesOf } from "./quantity.js";
-import { randomSuffix, timestamp, type KObject, type ObjectStore, type StoreEvent } from "./store.js";
+import { randomSuffix, type KObject, type ObjectStore, type StoreEvent } from "./store.js";
 
 const WORKLOADS: readonly ApiResource[] = [DEPLOYMENT, STATEFULSET];
 const SCHEDULE = "";
@@ -113,6 +113,8 @@ export class WorkloadController {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private readonly seenGeneration = new Map<string, number>();
+  /** Workloads made unhealthy on purpose (`Kind/namespace/name`): their pods run but never turn ready. */
+  private readonly failing = new Set<string>();
   private writing = 0;
   private podSeq = 0;
   private readonly unsubscribe: () => void;
@@ -143,6 +145,24 @@ export class WorkloadController {
     this.due.clear();
     this.disarm();
     this.run(keys);
+  }
+
+  /**
+   * A health fault on one Deployment or StatefulSet: while `unhealthy`, its pods keep running but
+   * none is ready (as with a failing readiness probe), so its status shows 0 ready replicas and
+   * Karmada's health interpretation says Unhealthy. The status is rewritten at once.
+   */
+  setUnhealthy(kind: "Deployment" | "StatefulSet", namespace: string, name: string, unhealthy: boolean): void {
+    const res = kind === "StatefulSet" ? STATEFULSET : DEPLOYMENT;
+    const k = key(res, namespace, name);
+    if (unhealthy) this.failing.add(k);
+    else this.failing.delete(k);
+    this.updateStatuses(new Set([k]));
+  }
+
+  /** The workloads with a health fault, as `Kind/namespace/name`. */
+  get unhealthy(): string[] {
+    return [...this.failing].sort();
   }
 
   /** Nodes changed: pods on nodes that are gone go back to Pending, then pending pods are placed. */
@@ -341,7 +361,7 @@ export class WorkloadController {
     if (pending.length === 0) return owners;
     const free = freeByNode(nodes, all.map(podUsage));
     const placed = placePods(nodes, free, pending.map(requestsOf));
-    const now = timestamp();
+    const now = rfc3339(new Date());
     this.write(() => {
       pending.forEach((pod, i) => {
         const nodeName = placed[i];
@@ -429,11 +449,12 @@ export class WorkloadController {
     const rev = isSts ? `${owner.metadata.name}-${hash}` : hash;
     const live = pods.filter((p) => !p.metadata.deletionTimestamp && !isTerminal(p));
     const updated = live.filter((p) => p.metadata.labels?.[isSts ? "controller-revision-hash" : "pod-template-hash"] === rev);
-    const ready = live.filter((p) => p.status?.phase === "Running").length;
+    const failing = this.failing.has(key(isSts ? STATEFULSET : DEPLOYMENT, owner.metadata.namespace ?? "", owner.metadata.name));
+    const ready = failing ? 0 : live.filter((p) => p.status?.phase === "Running").length;
     const replicas = live.length;
     const available = ready;
     const prev = (owner.status?.conditions ?? []) as { type: string; status: string; reason: string; lastTransitionTime?: string; lastUpdateTime?: string }[];
-    const now = timestamp();
+    const now = rfc3339(new Date());
     const condition = (type: string, ok: boolean, reason: string, message: string) => {
       const old = prev.find((c) => c.type === type);
       const statusText = ok ? "True" : "False";

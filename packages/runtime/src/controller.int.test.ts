@@ -1,11 +1,13 @@
 import { test } from "node:test";
+import net from "node:net";
 import assert from "node:assert/strict";
 import { pino } from "pino";
+import { createClient } from "@flotilla/store";
 import { freshDatabase, eventually, sleep, type TestDatabase } from "@flotilla/testkit";
 import { createController, StoppedError, type Controller, type ControllerOptions } from "./controller.js";
 import { after, done, terminal, type Reconciler, type Result, type ReconcileContext } from "./result.js";
 import { DurableTimers } from "./timers.js";
-import { METRICS, renderMetrics } from "./metrics.js";
+import { METRICS, Metrics } from "./metrics.js";
 
 const log = pino({ level: process.env.LOG_LEVEL ?? "silent" });
 
@@ -350,6 +352,26 @@ test("stop waits for running reconciles, starts nothing new, and rejects pending
     assert.equal(r.runs.every((x) => x.end !== undefined), true);
   }));
 
+test("stop does not wait for a timer poll that Postgres does not answer", async () => {
+  // a server that accepts connections and never answers: the poll's query hangs
+  const sockets: net.Socket[] = [];
+  const hole = net.createServer((s) => void sockets.push(s));
+  await new Promise<void>((r) => hole.listen(0, "127.0.0.1", r));
+  const sql = createClient(`postgres://flotilla@127.0.0.1:${(hole.address() as net.AddressInfo).port}/none`, { max: 1 });
+  try {
+    const c = createController({ sql, log, timerPollMs: 50, reconciler: recorder("hole", async () => done()).reconciler });
+    c.start();
+    await eventually(() => sockets.length > 0, { message: "the poll connected" });
+    const t0 = Date.now();
+    await c.stop();
+    assert.ok(Date.now() - t0 < 1000, `stop took ${Date.now() - t0} ms`);
+  } finally {
+    for (const s of sockets) s.destroy();
+    hole.close();
+    await sql.end({ timeout: 0 }).catch(() => {});
+  }
+});
+
 test("metrics reflect the work done", () =>
   withDb(async (_db, _m, make) => {
     const r = recorder("metered", async (key) => {
@@ -357,17 +379,23 @@ test("metrics reflect the work done", () =>
       return key === "later" ? after(60_000) : done();
     });
     const c = make({ reconciler: r.reconciler, backoff: { baseMs: 10_000, maxMs: 10_000 } });
+    const metrics = new Metrics({ process: false });
+    metrics.controllers([c]);
     c.start();
     await c.enqueue("ok");
-    await c.enqueue("later");
+    await c.enqueue("later", { since: Date.now() - 1000 });
     c.add("err");
     await eventually(() => c.snapshot().metrics.reconciles.error === 1);
-    const text = renderMetrics([c]);
+    const text = await metrics.text();
     assert.match(text, new RegExp(`${METRICS.reconcileTotal}\\{controller="metered",result="done"\\} 1`));
     assert.match(text, new RegExp(`${METRICS.reconcileTotal}\\{controller="metered",result="after"\\} 1`));
     assert.match(text, new RegExp(`${METRICS.reconcileTotal}\\{controller="metered",result="error"\\} 1`));
     assert.match(text, new RegExp(`${METRICS.backoffKeys}\\{controller="metered"\\} 1`));
     assert.match(text, new RegExp(`${METRICS.reconcileDuration}_count\\{controller="metered"\\} 3`));
+    // one wake-up said when its change was stored: its lag (about 1 s) is counted once
+    assert.match(text, new RegExp(`${METRICS.wakeUpLag}_count\\{controller="metered"\\} 1`));
+    assert.match(text, new RegExp(`${METRICS.wakeUpLag}_bucket\\{le="0.5",controller="metered"\\} 0`));
+    assert.match(text, new RegExp(`${METRICS.wakeUpLag}_bucket\\{le="2.5",controller="metered"\\} 1`));
   }));
 
 test("a key failing the same way on one version is parked as terminal: counted, not retried with backoff or by resync, and other keys proceed", () =>
@@ -409,7 +437,9 @@ test("a key failing the same way on one version is parked as terminal: counted, 
     await eventually(() => r.count("good-0") === 2);
     await sleep(100);
     assert.equal(r.count("poison"), 3, "a resync runs a parked key only for a newer version");
-    const text = renderMetrics([c]);
+    const metrics = new Metrics({ process: false });
+    metrics.controllers([c]);
+    const text = await metrics.text();
     assert.match(text, new RegExp(`${METRICS.terminalKeys}\\{controller="poisoned"\\} 1`));
     assert.match(text, new RegExp(`${METRICS.reconcileErrors}\\{controller="poisoned",reason="terminal"\\} 1`));
 

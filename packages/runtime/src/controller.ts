@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Sql } from "@flotilla/store";
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff.js";
@@ -6,7 +7,9 @@ import { classifyFailure, coveredByFailure, failureSignature, newerVersion, next
 import { ControllerMetrics, type ControllerSnapshot, type ErrorReason } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import type { Reconciler, Result } from "./result.js";
+import type { KeyLocks } from "./key-locks.js";
 import { DurableTimers } from "./timers.js";
+import { contextFrom, inSpan } from "./tracing.js";
 
 export interface ControllerOptions {
   reconciler: Reconciler<string>;
@@ -31,12 +34,27 @@ export interface ControllerOptions {
   abortGraceMs?: number;
   /** Timer poll interval (default 250 ms); nearer timers are slept until exactly. */
   timerPollMs?: number;
+  /**
+   * Keeps the durable timers to this replica (rows under `<name>@<timerScope>`) instead of
+   * sharing them with every replica: for keys only one replica may act on (sharded work), whose
+   * "come back after" another replica would otherwise claim and drop. A replica that takes a
+   * key over must then look at it itself (it does not inherit the previous holder's timers).
+   */
+  timerScope?: string;
   /** A claimed timer whose reconcile never finished fires again after this (default max(2 × timeoutMs, 60 s)). */
   timerLeaseMs?: number;
   /** stop() waits this long for running reconciles before aborting them (default 30 s). */
   stopTimeoutMs?: number;
   /** Consecutive failures of a key from which each retry is logged at warn (default 3). */
   warnAfterFailures?: number;
+  /**
+   * Cross-replica exclusion of keys (see key-locks.ts): a reconcile runs only while this process
+   * holds the key's lock; a key another replica holds is tried again after `busyRetryMs` (50 ms
+   * by default, doubling up to 1 s while it stays held), its waiters kept. Default: none (every
+   * replica may reconcile a key at once).
+   */
+  keyLocks?: KeyLocks;
+  busyRetryMs?: number;
   /**
    * A failure that looks like bad data or a bug (TypeError, InvalidError, …; see
    * `classifyFailure`) becomes terminal once it has happened this many times in a row, with the
@@ -54,6 +72,10 @@ export interface KeyVersion {
 /** What a wake-up says about the key's own object (only when it is about that object). */
 export interface WakeHint {
   resourceVersion?: string;
+  /** When the change that woke the key was stored (ms since the epoch), for the wake-up lag metric. */
+  since?: number;
+  /** The trace context (W3C traceparent) of the change that woke the key: its reconcile continues that trace. */
+  trace?: string;
 }
 
 /** Why a key is parked: its last reconcile failed terminally. */
@@ -116,11 +138,16 @@ export const CONTROLLER_DEFAULTS = {
   stopTimeoutMs: 30_000,
   warnAfterFailures: 3,
   terminalAfterRepeats: 5,
+  busyRetryMs: 50,
 } as const;
 
 interface Waiter {
   resolve(): void;
   reject(e: unknown): void;
+  /** WakeHint.since, until the lag is observed. */
+  since?: number;
+  /** WakeHint.trace. */
+  trace?: string;
 }
 
 interface KeyState {
@@ -133,6 +160,8 @@ interface KeyState {
   streak?: FailureStreak;
   /** Set while the key is parked after a terminal failure. */
   terminal?: TerminalFailure;
+  /** Attempts in a row that found the key locked by another replica. */
+  busy?: number;
 }
 
 interface Run {
@@ -142,9 +171,11 @@ interface Run {
   done: Promise<void>;
   /** The newest version of the key's object the reconcile reported (`ctx.observed`). */
   observed?: string;
+  /** The distinct trace contexts of the claimed waiters. */
+  traces: string[];
 }
 
-type Outcome = { kind: "done" } | { kind: "after"; ms: number } | { kind: "failed"; reason: ErrorReason; err: unknown; repeats?: number };
+type Outcome = { kind: "done" } | { kind: "after"; ms: number } | { kind: "failed"; reason: ErrorReason; err: unknown; repeats?: number } | { kind: "busy" };
 
 export function createController(o: ControllerOptions): Controller {
   return new ControllerImpl(o);
@@ -154,7 +185,7 @@ class ControllerImpl implements Controller {
   readonly name: string;
   private readonly reconciler: Reconciler<string>;
   private readonly log: Logger;
-  private readonly cfg: Required<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys" | "backoff">> & { backoff: BackoffOptions };
+  private readonly cfg: Required<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys" | "backoff" | "timerScope" | "keyLocks">> & { backoff: BackoffOptions };
   private readonly timers: DurableTimers;
   private readonly queue = new WorkQueue();
   private readonly keys = new Map<string, KeyState>();
@@ -166,9 +197,13 @@ class ControllerImpl implements Controller {
   private resyncing?: Promise<number>;
   private poller?: Promise<void>;
   private pollerWake?: () => void;
+  /** Resolves when stop() is called: a timer poll in flight is not waited for (its claims come back with their lease). */
+  private readonly stopCalled: Promise<void>;
+  private signalStop!: () => void;
   private idle?: () => void;
 
   constructor(private readonly o: ControllerOptions) {
+    this.stopCalled = new Promise<void>((resolve) => (this.signalStop = resolve));
     this.reconciler = o.reconciler;
     this.name = o.reconciler.name;
     this.log = o.log.child({ controller: this.name });
@@ -183,9 +218,10 @@ class ControllerImpl implements Controller {
       stopTimeoutMs: o.stopTimeoutMs ?? CONTROLLER_DEFAULTS.stopTimeoutMs,
       warnAfterFailures: o.warnAfterFailures ?? CONTROLLER_DEFAULTS.warnAfterFailures,
       terminalAfterRepeats: o.terminalAfterRepeats ?? CONTROLLER_DEFAULTS.terminalAfterRepeats,
+      busyRetryMs: o.busyRetryMs ?? CONTROLLER_DEFAULTS.busyRetryMs,
       backoff: { ...DEFAULT_BACKOFF, ...o.backoff },
     };
-    this.timers = new DurableTimers(o.sql, this.name, this.cfg.timerLeaseMs);
+    this.timers = new DurableTimers(o.sql, o.timerScope ? `${this.name}@${o.timerScope}` : this.name, this.cfg.timerLeaseMs);
   }
 
   start(): void {
@@ -212,7 +248,7 @@ class ControllerImpl implements Controller {
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
-      this.keyState(key).waiters.push({ resolve, reject });
+      this.keyState(key).waiters.push({ resolve, reject, since: hint?.since, trace: hint?.trace });
       this.add(key);
     });
   }
@@ -272,6 +308,7 @@ class ControllerImpl implements Controller {
     const wasRunning = this.state === "running";
     this.state = "stopping";
     clearInterval(this.resyncTimer);
+    this.signalStop();
     this.pollerWake?.();
     for (const st of this.keys.values()) {
       clearTimeout(st.retry);
@@ -328,18 +365,59 @@ class ControllerImpl implements Controller {
     const st = this.keyState(key);
     const claimed = st.waiters;
     st.waiters = [];
+    // the wake-up lag is measured once per wake-up, at the first reconcile it is waiting for
+    const now = Date.now();
+    for (const w of claimed) {
+      if (w.since === undefined) continue;
+      this.metrics.observeWakeUpLag(now - w.since);
+      w.since = undefined;
+    }
     const reconcileId = randomUUID();
     const log = this.log.child({ key, reconcileId });
-    const run: Run = { ac: new AbortController(), claimed, done: Promise.resolve() };
+    const run: Run = { ac: new AbortController(), claimed, done: Promise.resolve(), traces: [...new Set(claimed.flatMap((w) => (w.trace ? [w.trace] : [])))] };
     this.running.set(key, run);
     run.done = this.execute(key, st, run, log, reconcileId).catch((e) => this.log.error({ err: e, key }, "controller runner failed"));
   }
 
   private async execute(key: string, st: KeyState, run: Run, log: Logger, reconcileId: string): Promise<void> {
     const t0 = performance.now();
+    const locks = this.o.keyLocks;
+    if (locks) {
+      let locked: boolean;
+      try {
+        locked = await locks.tryLock(this.name, key);
+      } catch (e) {
+        this.finish(key, run, { kind: "failed", reason: "error", err: e }, performance.now() - t0, log);
+        return;
+      }
+      if (!locked) {
+        this.finish(key, run, { kind: "busy" }, performance.now() - t0, log);
+        return;
+      }
+      // the reconcile's duration (and the line it logs) counts from the moment the lock is held to before it is given back
+      const t1 = performance.now();
+      try {
+        this.finish(key, run, await this.reconcileOnce(key, st, run, log, reconcileId), performance.now() - t1, log);
+      } finally {
+        // (a run of the key that finish() started meanwhile holds it once more: the session's lock is counted)
+        void locks.unlock(this.name, key).catch((e) => log.warn({ err: e }, "key lock not given back; it goes with its connection"));
+      }
+      return;
+    }
+    const outcome = await this.reconcileOnce(key, st, run, log, reconcileId);
+    this.finish(key, run, outcome, performance.now() - t0, log);
+  }
+
+  /** A reconcile and its timer (with the key's lock held, when there are key locks). */
+  private async reconcileOnce(key: string, st: KeyState, run: Run, log: Logger, reconcileId: string): Promise<Outcome> {
     let outcome: Outcome;
     try {
-      const result = await this.invoke(key, run, log, reconcileId);
+      // a child of the first change that woke it (the others are links): its writes carry the trace on
+      const [first, ...others] = run.traces;
+      const links = others.map((t) => ({ context: trace.getSpanContext(contextFrom(t))! })).filter((l) => l.context);
+      const result = await inSpan(`reconcile ${this.name}`, { parent: contextFrom(first), links, attributes: { "flotilla.controller": this.name, "flotilla.key": key, "flotilla.reconcile_id": reconcileId } }, () =>
+        this.invoke(key, run, log, reconcileId),
+      );
       if (result.kind === "after") {
         await this.timers.set(key, result.ms);
         if (result.ms < this.cfg.timerPollMs) this.pollerWake?.();
@@ -360,8 +438,7 @@ class ControllerImpl implements Controller {
         outcome = { kind: "failed", reason: timedOut ? "timeout" : "error", err: e };
       }
     }
-    const ms = performance.now() - t0;
-    this.finish(key, run, outcome, ms, log);
+    return outcome;
   }
 
   /** Calls the reconciler; a synchronous throw, an invalid result or a timeout are failures. */
@@ -418,7 +495,14 @@ class ControllerImpl implements Controller {
   private finish(key: string, run: Run, outcome: Outcome, ms: number, log: Logger): void {
     this.running.delete(key);
     const st = this.keyState(key);
-    if (outcome.kind === "failed" && outcome.reason !== "terminal") {
+    if (outcome.kind === "busy") {
+      // another replica reconciles it: again once it is done, for the same waiters
+      this.metrics.keyBusy++;
+      st.busy = (st.busy ?? 0) + 1;
+      st.waiters = run.claimed.concat(st.waiters);
+      if (this.state === "running") this.retryAfter(key, st, Math.min(1000, this.cfg.busyRetryMs * 2 ** Math.min(st.busy - 1, 5)));
+    } else if (outcome.kind === "failed" && outcome.reason !== "terminal") {
+      st.busy = undefined;
       st.terminal = undefined;
       st.failures++;
       this.metrics.observe("error", ms, outcome.reason);
@@ -431,6 +515,7 @@ class ControllerImpl implements Controller {
         else log.debug(fields, "reconcile failed; retrying");
       }
     } else {
+      st.busy = undefined;
       st.failures = 0;
       clearTimeout(st.retry);
       st.retry = undefined;
@@ -474,8 +559,9 @@ class ControllerImpl implements Controller {
       let wait = pollMs;
       try {
         // Bounded: after Postgres drops connections a postgres.js query can wait out its connect timeout.
-        const { keys, nextMs } = await withTimeout(this.timers.claimDue(1000), Math.max(5000, 20 * pollMs), "timer poll");
-        if (this.state !== "running") break; // claimed but not run: the lease brings them back
+        const polled = await Promise.race([withTimeout(this.timers.claimDue(1000), Math.max(5000, 20 * pollMs), "timer poll"), this.stopCalled]);
+        if (!polled || this.state !== "running") break; // claimed but not run: the lease brings them back
+        const { keys, nextMs } = polled;
         for (const k of keys) {
           // a parked key's timer (another replica's, say) is dropped: the key waits for a change
           if (this.keys.get(k)?.terminal) void this.timers.clear(k).catch(() => {});

@@ -5,7 +5,11 @@ export * from "./queue.js";
 export * from "./timers.js";
 export * from "./metrics.js";
 export * from "./controller.js";
+export * from "./key-locks.js";
 export * from "./wakeups.js";
 export * from "./service.js";
 export * from "./informer.js";
 export * from "./seen.js";
+export * from "./tracing.js";
+// one abortable sleep for every loop: resolves after `ms` or when the signal aborts, and leaves no listener behind
+export { sleep } from "@flotilla/events";

@@ -1,5 +1,6 @@
 import type { KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
+import { sleep } from "@flotilla/events";
 import { gkOf, type ObjectStore } from "@flotilla/store";
 import { backoffDelay } from "./backoff.js";
 
@@ -153,10 +154,7 @@ export class Informer<V = KubeObject> {
         failures++;
         const ms = backoffDelay(failures, backoff);
         this.o.log?.warn({ err: e, gk: this.o.gk, failures, retryInMs: ms }, "informer watch failed; listing again");
-        await new Promise<void>((r) => {
-          const t = setTimeout(r, ms);
-          this.ac.signal.addEventListener("abort", () => (clearTimeout(t), r()), { once: true });
-        });
+        await sleep(ms, this.ac.signal);
       }
     }
   }

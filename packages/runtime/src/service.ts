@@ -5,17 +5,24 @@ import { createLogger, type Logger } from "@flotilla/log";
 import { ObjectStore, Sealer, databaseProbe, isConnectionLost, isDriverFault, newKeyLine, openDatabase, type Database } from "@flotilla/store";
 import { connectNats, ensureStream, jetstream, natsAuthOptions, natsProbe, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
 import { backoffDelay } from "./backoff.js";
+import { keyLocks, type KeyLocks } from "./key-locks.js";
+import { Metrics } from "./metrics.js";
+import { startTracing, traceContextOf } from "./tracing.js";
 
 /** The settings every service process has, on top of its own. */
 export const serviceSchema = {
   ...common,
   OUTBOX_RETENTION: duration("15m", "how long published events stay readable for watches resuming from a resourceVersion"),
+  PLACEMENT_HISTORY_RETENTION: duration("168h", "how long each change of a binding's placement (spec.clusters) stays in its history (GET .../resourcebindings/{name}/history); 0 keeps them until PLACEMENT_HISTORY_MAX_ENTRIES or the binding goes"),
+  PLACEMENT_HISTORY_MAX_ENTRIES: int(100, { min: 0 }, "placement changes kept per binding, the newest; 0: no limit but PLACEMENT_HISTORY_RETENTION"),
   DATABASE_POOL_SIZE: int(8, { min: 1 }, "Postgres connections of the service (the outbox relay has two of its own)"),
   NATS_USER: str("", "NATS user (with NATS_PASSWORD); empty: none"),
   NATS_PASSWORD: str("", "password of NATS_USER"),
   NATS_TOKEN: str("", "NATS authentication token"),
   NATS_CREDS_FILE: str("", "NATS credentials file (NKey seed and user JWT, as nsc writes them)"),
   ENCRYPTION_KEYS_FILE: str("", "keys (id:base64 of 32 bytes per line, the first seals) that encrypt the member credentials (Secrets in karmada-cluster) at rest; the gateway and execution need it, without it they are stored in clear"),
+  OTEL_EXPORTER_OTLP_ENDPOINT: str("", "OpenTelemetry collector (OTLP over HTTP, e.g. http://collector:4318): traces are sent to its /v1/traces; empty: tracing off"),
+  SHUTDOWN_TIMEOUT: duration("25s", "on SIGTERM/SIGINT, how long the service may take to stop cleanly (finish running reconciles, close its connections) before it exits anyway with code 1; below the orchestrator's grace period (Kubernetes: 30 s). A second signal exits at once"),
   ENCRYPTION_KEYS_FILE_CREATE: bool(false, "when ENCRYPTION_KEYS_FILE does not exist, create it (mode 0600) with one random key"),
 };
 
@@ -26,8 +33,15 @@ export interface ServiceContext<C> {
   store: ObjectStore;
   nc: NatsConnection;
   js: JetStreamClient;
+  /** The process's metrics registry (the store's statements and the relay are registered already); the service adds its own and serves it on /metrics. */
+  metrics: Metrics;
   /** Readiness of the dependencies: Postgres answers (within 2 s) and NATS is connected. */
   ready: () => Promise<boolean>;
+  /**
+   * The process's key locks (a connection of their own, opened at first use), for the
+   * controllers whose keys the replicas share: one replica reconciles a key at a time.
+   */
+  keyLocks: KeyLocks;
   /**
    * Names what the service is starting, so that a start cut short by Postgres or NATS going
    * away is stopped before the service is started again.
@@ -115,7 +129,16 @@ export async function runService<S extends Schema>(name: string, schema: S, star
   const unreachable = (e: unknown) => isConnectionLost(e) && !/^(28|3D)/.test(String((e as { code?: unknown }).code));
   try {
     const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE }), unreachable);
-    const store = new ObjectStore(db.sql, { sealer: await sealerFrom(cfg, log) });
+    const metrics = new Metrics();
+    const tracing = cfg.OTEL_EXPORTER_OTLP_ENDPOINT ? startTracing({ service: name, endpoint: cfg.OTEL_EXPORTER_OTLP_ENDPOINT }) : undefined;
+    const store = new ObjectStore(db.sql, {
+      sealer: await sealerFrom(cfg, log),
+      onStatement: metrics.statementObserver(),
+      // the write's trace goes on with its wake-up (only while tracing is on)
+      traceContext: tracing ? () => traceContextOf() : undefined,
+      // recorded with the placement changes this service makes (the gateway's users' writes name the user)
+      actor: `service:${name}`,
+    });
     // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
     const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), unreachable);
     // waitOnFirstConnect: NATS not up yet is retried like a later disconnect, forever
@@ -128,41 +151,56 @@ export async function runService<S extends Schema>(name: string, schema: S, star
       console.error(`${name}: exiting: the NATS connection closed${err ? `: ${err.message}` : ""}`);
       process.exit(1);
     });
-    await untilReachable("nats jetstream", log, () => ensureStream(nc, { stream: cfg.EVENTS_STREAM, prefix: cfg.EVENTS_PREFIX }), () => !nc.isClosed());
+    await untilReachable("nats jetstream", log, () => ensureStream(nc, { stream: cfg.EVENTS_STREAM, prefix: cfg.EVENTS_PREFIX, replicas: cfg.EVENTS_REPLICAS }), () => !nc.isClosed());
     const relay = startRelay({
       sql: relayDb.sql,
       nc,
       stream: cfg.EVENTS_STREAM,
       prefix: cfg.EVENTS_PREFIX,
+      streamOptions: { replicas: cfg.EVENTS_REPLICAS },
       retentionMs: cfg.OUTBOX_RETENTION,
       prune: (ms) => store.pruneOutbox(ms),
+      // one process at a time (the active relay) applies the placement history's retention
+      housekeeping: () => store.prunePlacementHistory({ maxAgeMs: cfg.PLACEMENT_HISTORY_RETENTION, maxPerBinding: cfg.PLACEMENT_HISTORY_MAX_ENTRIES }),
       log: log.child({ component: "relay" }),
     });
+    metrics.relay(relay);
     const dbReady = databaseProbe(db.sql);
     const natsReady = natsProbe(nc);
     const ready = async () => natsReady() && (await dbReady());
+    const locks = keyLocks(db.sql);
     // Postgres or NATS going away while the service starts (its first lists, say): what was
     // started is stopped, and the service is started again once they answer
     let running: Running | undefined;
     for (let failures = 1; !running; failures++) {
       let partial: Running | undefined;
       try {
-        running = await start({ cfg, log, db, store, nc, js: jetstream(nc), ready, starting: (r) => void (partial = r) });
+        running = await start({ cfg, log, db, store, nc, js: jetstream(nc), metrics, ready, keyLocks: locks, starting: (r) => void (partial = r) });
       } catch (e) {
         if (!unreachable(e) || nc.isClosed()) throw e;
         const retryInMs = backoffDelay(failures, { baseMs: 200, maxMs: 5000 });
         log.warn({ err: e, failures, retryInMs }, `${name}: a dependency went away while starting; starting again`);
         await Promise.race([partial?.stop().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
+        metrics.forgetControllers();
         await new Promise((r) => setTimeout(r, retryInMs));
       }
     }
     const started = running;
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
-      process.once(sig, () => {
+      process.on(sig, () => {
+        if (stopping) {
+          log.warn({ signal: sig }, "second signal while shutting down: exiting now");
+          process.exit(1);
+        }
         stopping = true;
-        log.info({ signal: sig }, "shutting down");
+        log.info({ signal: sig, timeoutMs: cfg.SHUTDOWN_TIMEOUT }, "shutting down");
+        // a stop that hangs (a member or Postgres not answering) must not keep the process past its grace period
+        setTimeout(() => {
+          log.error({ timeoutMs: cfg.SHUTDOWN_TIMEOUT }, "did not stop within SHUTDOWN_TIMEOUT; exiting anyway");
+          process.exit(1);
+        }, cfg.SHUTDOWN_TIMEOUT).unref();
         void Promise.allSettled([started.stop(), relay.stop()])
-          .then(() => Promise.allSettled([nc.drain(), db.close(), relayDb.close()]))
+          .then(() => Promise.allSettled([nc.drain(), locks.close(), db.close(), relayDb.close(), tracing?.stop()]))
           .finally(() => process.exit(0));
       });
     }

@@ -7,6 +7,7 @@ import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, sub
 import { freshDatabase, eventually, sleep, uniqueName, NATS_URL } from "@flotilla/testkit";
 import { createController, type Controller } from "./controller.js";
 import { done, type Reconciler, type Result } from "./result.js";
+import { METRICS, Metrics } from "./metrics.js";
 import { byObjectKey, objectKey, wireWakeUps } from "./wakeups.js";
 
 const log = pino({ level: process.env.LOG_LEVEL ?? "silent" });
@@ -61,6 +62,8 @@ test("outbox rows reach the controller through the relay and the consumer, and a
   try {
     const seen: string[] = [];
     const c = s.controller({ name: "e2e", reconcile: async (key) => (seen.push(key), done()) });
+    const metrics = new Metrics({ process: false });
+    metrics.controllers([c]);
     const consumer = wireWakeUps({ js: s.js, stream: s.stream, durable: "e2e", subject: subjectFor("apps/Deployment", s.prefix), controller: c, map: byObjectKey });
     s.onClose(() => consumer.stop());
     const nc2 = await connectNats({ servers: NATS_URL });
@@ -75,6 +78,9 @@ test("outbox rows reach the controller through the relay and the consumer, and a
     await eventually(() => consumer.stats.wakeUps === 30 && consumer.stats.acked === consumer.stats.received, { timeoutMs: 10_000 });
     assert.deepEqual([...new Set(seen)].sort(), ["web/d0", "web/d1", "web/d2"]);
     assert.ok(seen.length <= 30, "wake-ups for one key collapse while queued");
+    // every wake-up carried the stream's timestamp: each counts once in the lag, on its first reconcile
+    const lag = (await metrics.text()).match(new RegExp(`^${METRICS.wakeUpLag}_count\\{controller="e2e"\\} (\\d+)$`, "m"));
+    assert.equal(Number(lag?.[1]), 30);
     await eventually(async () => (await ackPending(s.jsm, s.stream, "e2e")) === 0, { timeoutMs: 5000, message: "the server saw the acks" });
   } finally {
     await s.close();

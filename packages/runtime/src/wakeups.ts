@@ -1,5 +1,5 @@
 import type { WakeUp } from "@flotilla/api";
-import { CONSUMER_DEFAULTS, consume, type ConsumeOptions, type WakeUpConsumer, type WakeUpHandler } from "@flotilla/events";
+import { CONSUMER_DEFAULTS, consume, type ConsumeOptions, type JsMsg, type WakeUpConsumer, type WakeUpHandler } from "@flotilla/events";
 import { newerVersion } from "./classify.js";
 import type { Controller, KeyVersion } from "./controller.js";
 
@@ -41,11 +41,26 @@ export function distinctKeys(keys: ReadonlyArray<string | KeyVersion>): KeyVersi
  * then, so a crash before that redelivers it.
  */
 export function wakeUpHandler(controller: Pick<Controller, "enqueue">, map: KeyMapper): WakeUpHandler {
-  return async (w) => {
+  return async (w, msg) => {
     const keys = await map(w);
     if (keys.length === 0) return;
-    await Promise.all(distinctKeys(keys).map((k) => (k.resourceVersion === undefined ? controller.enqueue(k.key) : controller.enqueue(k.key, { resourceVersion: k.resourceVersion }))));
+    // the stream's timestamp of the message: when the relay stored the change's wake-up
+    const since = storedAt(msg);
+    const trace = w.traceContext;
+    await Promise.all(distinctKeys(keys).map((k) => controller.enqueue(k.key, k.resourceVersion === undefined ? { since, trace } : { resourceVersion: k.resourceVersion, since, trace })));
   };
+}
+
+/** When the stream stored the message (ms since the epoch), or undefined when it does not say. */
+export function storedAt(msg: Pick<JsMsg, "info"> | undefined): number | undefined {
+  let ns: unknown;
+  try {
+    ns = msg?.info?.timestampNanos;
+  } catch {
+    return undefined; // not a JetStream message (no reply subject to parse)
+  }
+  if (typeof ns === "bigint") return ns > 0n ? Number(ns / 1_000_000n) : undefined;
+  return typeof ns === "number" && ns > 0 ? Math.floor(ns / 1e6) : undefined;
 }
 
 export interface WireOptions extends Omit<ConsumeOptions, "handler"> {

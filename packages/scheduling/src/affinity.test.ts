@@ -71,7 +71,7 @@ test("a label selector compiles matchLabels before matchExpressions", () => {
 
 const placement: Placement = {
   clusterAffinities: [
-    { affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }, { clusterNames: ["member3"] }] },
+    { affinityName: "primary", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }, { affinityName: "cloud", clusterNames: ["member3"] }] },
     { affinityName: "backup", clusterNames: ["member2"] },
   ],
 };

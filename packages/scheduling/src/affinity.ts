@@ -212,8 +212,8 @@ export function clusterMatches(cluster: Cluster, affinity: ClusterAffinity): boo
   return compileAffinity(affinity)(cluster);
 }
 
-/** The inline affinity of a `clusterAffinities` term. */
-function termAffinity(term: NonNullable<Placement["clusterAffinities"]>[number]): ClusterAffinity {
+/** The inline affinity of a `clusterAffinities` term or of one of its overflow tiers (without the name). */
+function termAffinity(term: ClusterAffinity & { affinityName?: string }): ClusterAffinity {
   const a: ClusterAffinity = {};
   if (term.labelSelector) a.labelSelector = term.labelSelector;
   if (term.fieldSelector) a.fieldSelector = term.fieldSelector;
@@ -224,7 +224,9 @@ function termAffinity(term: NonNullable<Placement["clusterAffinities"]>[number])
 
 /**
  * The affinities in force: `clusterAffinity`; or the named `clusterAffinities` term plus, for
- * workloads, its overflow terms (order 1, 2, …); or nothing (every cluster matches).
+ * workloads (Karmada's IsWorkload: replicas or replicaRequirements), its overflow tiers
+ * (order 1, 2, …; a cluster in several tiers belongs to the first); or nothing (every cluster
+ * matches).
  */
 export function resolveAffinities(placement: Placement, affinityName: string | undefined, workload: boolean): AffinityTier[] {
   const single = placement.clusterAffinity;
@@ -233,6 +235,11 @@ export function resolveAffinities(placement: Placement, affinityName: string | u
   if (!term) return [];
   const primary = termAffinity(term);
   const tiers: AffinityTier[] = [{ affinity: primary, order: 0, matches: compileAffinity(primary) }];
-  if (workload) term.overflowAffinities?.forEach((a, i) => tiers.push({ affinity: a, order: i + 1, matches: compileAffinity(a) }));
+  if (workload) {
+    term.overflowAffinities?.forEach((o, i) => {
+      const a = termAffinity(o);
+      tiers.push({ affinity: a, order: i + 1, matches: compileAffinity(a) });
+    });
+  }
   return tiers;
 }

@@ -50,13 +50,22 @@ const cases: Array<[string, BindingOptions, Record<string, number>, Record<strin
   ["Weighted without a preference weighs everyone 1", { replicas: 3, placement: { replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted" } } }, { a: 0, b: 0, c: 0 }, { a: 1, b: 1, c: 1 }],
   ["entries left with 0 replicas are dropped", { replicas: 1, placement: { replicaScheduling: divided.staticWeights({ a: 1, b: 1 }) } }, { a: 0, b: 0 }, { a: 1 }],
   ["dynamic weight divides by allocatable replicas on first schedule", { replicas: 3, placement: { replicaScheduling: divided.dynamic() } }, { a: 6, b: 3 }, { a: 2, b: 1 }],
-  ["dynamic scale-up adds the difference onto the current placement", { replicas: 6, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 1, b: 2 } }, { a: 9, b: 9, c: 9 }, { a: 2, b: 2, c: 2 }],
+  ["dynamic scale-up adds the difference onto the current placement", { replicas: 6, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 1, b: 2 } }, { a: 9, b: 9, c: 9 }, { a: 2, b: 3, c: 1 }],
+  ["dynamic scale-up of 2/4/6 to 24 on equal capacity adds 4 to each: 6/8/10", { replicas: 24, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 2, b: 4, c: 6 } }, { a: 100, b: 100, c: 100 }, { a: 6, b: 8, c: 10 }],
+  ["dynamic scale-up divides the added replicas by spare capacity, not by the current replicas", { replicas: 12, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 6, b: 2 } }, { a: 1, b: 3 }, { a: 7, b: 5 }],
+  ["a current cluster with no spare capacity keeps its replicas and gets no more", { replicas: 8, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 5, b: 1 } }, { a: 0, b: 10 }, { a: 5, b: 3 }],
+  ["dynamic scale-down of 6/8/10 to 12 shrinks each in proportion: 3/4/5", { replicas: 12, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 6, b: 8, c: 10 } }, { a: 100, b: 0, c: 0 }, { a: 3, b: 4, c: 5 }],
+  ["replicas on clusters no longer candidates are added onto the remaining ones", { replicas: 8, placement: { replicaScheduling: divided.dynamic() }, clusters: { gone: 4, a: 2, b: 2 } }, { a: 10, b: 10 }, { a: 4, b: 4 }],
+  ["a scale-down with a cluster no longer a candidate shrinks the remaining ones", { replicas: 4, placement: { replicaScheduling: divided.dynamic() }, clusters: { gone: 5, a: 3, b: 3 } }, { a: 0, b: 0 }, { a: 2, b: 2 }],
   ["dynamic scale-down shrinks in proportion to the current placement", { replicas: 3, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 4, b: 2 } }, { a: 0, b: 0, c: 99 }, { a: 2, b: 1 }],
   ["dynamic with the replicas already placed keeps the placement", { replicas: 3, placement: { replicaScheduling: divided.dynamic() }, clusters: { a: 1, b: 2 } }, { a: 50, b: 0, c: 50 }, { a: 1, b: 2 }],
   ["replicas on a cluster that is no longer a candidate are scheduled again", { replicas: 4, placement: { replicaScheduling: divided.dynamic() }, clusters: { gone: 2, a: 2 } }, { a: 0, b: 5 }, { a: 2, b: 2 }],
   ["Aggregated packs into as few clusters as possible", { replicas: 8, placement: { replicaScheduling: divided.aggregated() } }, { a: 5, b: 10, c: 1 }, { b: 8 }],
   ["Aggregated spills over only when the largest cluster is short", { replicas: 12, placement: { replicaScheduling: divided.aggregated() } }, { a: 5, b: 10, c: 1 }, { a: 4, b: 8 }],
   ["Aggregated scale-up prefers the clusters already used", { replicas: 4, placement: { replicaScheduling: divided.aggregated() }, clusters: { b: 2 } }, { a: 10, b: 5 }, { b: 4 }],
+  ["Aggregated scale-up of 2/4/6 to 24 puts the added replicas on as few current clusters as possible", { replicas: 24, placement: { replicaScheduling: divided.aggregated() }, clusters: { a: 2, b: 4, c: 6 } }, { a: 100, b: 100, c: 100 }, { a: 14, b: 4, c: 6 }],
+  ["Aggregated scale-up fills the current clusters' spare capacity before a larger new cluster", { replicas: 9, placement: { replicaScheduling: divided.aggregated() }, clusters: { a: 2, b: 2 } }, { a: 3, b: 2, c: 50 }, { a: 5, b: 4 }],
+  ["Aggregated scale-up past the current clusters divides the added replicas over the prefix by spare capacity", { replicas: 10, placement: { replicaScheduling: divided.aggregated() }, clusters: { a: 2, b: 2 } }, { a: 3, b: 2, c: 50 }, { a: 2, b: 2, c: 6 }],
   ["Aggregated scale-down keeps the largest current cluster", { replicas: 4, placement: { replicaScheduling: divided.aggregated() }, clusters: { a: 3, b: 5 } }, { a: 0, b: 0 }, { b: 4 }],
 ];
 for (const [name, o, allocatable, want] of cases) {
@@ -110,7 +119,7 @@ for (const [name, o, allocatable, kind, message] of failures) {
 
 const overflow: Placement = {
   replicaScheduling: divided.dynamic(),
-  clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }],
+  clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }],
 };
 
 test("overflow fills the primary tier first and the overflow tier with the rest", () => {
@@ -129,4 +138,14 @@ test("overflow short of capacity in every tier is unschedulable", () => {
     () => run(o, { member1: 2, member2: 10 }, { member1: 0, member2: 1 }),
     (e: unknown) => e instanceof SchedulingError && e.kind === "Unschedulable" && e.message === "Clusters available replicas are not enough to schedule.",
   );
+});
+
+test("an overflow scale-up fills the primary tier's spare capacity before the overflow tier", () => {
+  const o: BindingOptions = { replicas: 6, placement: overflow, clusters: { member1: 2 }, status: { schedulerObservingAffinityName: "main" } };
+  assert.deepEqual(asRecord(run(o, { member1: 1, member2: 10 }, { member1: 0, member2: 1 })), { member1: 3, member2: 3 });
+});
+
+test("an overflow scale-down gives back the overflow tier's replicas first", () => {
+  const o: BindingOptions = { replicas: 4, placement: overflow, clusters: { member1: 3, member2: 3 }, status: { schedulerObservingAffinityName: "main" } };
+  assert.deepEqual(asRecord(run(o, { member1: 0, member2: 0 }, { member1: 0, member2: 1 })), { member1: 3, member2: 1 });
 });

@@ -1,10 +1,10 @@
 import type { TargetCluster } from "@flotilla/api";
 import { compileAffinity } from "./affinity.js";
 import { SchedulingError, UnschedulableError, wrapError } from "./errors.js";
-import { assignStrategy, replicaSchedulingType, type AssignStrategy } from "./placement.js";
+import { assignStrategy, hasReplicas, replicaSchedulingType, type AssignStrategy } from "./placement.js";
 import type { Candidate } from "./select.js";
 import type { SchedulingContext } from "./types.js";
-import { divideByWeights, type TieBreaker } from "./webster.js";
+import { addTargetClusters, divideByWeights, type TieBreaker } from "./webster.js";
 
 /** Inputs of one assignment besides the candidates. */
 export interface AssignOptions {
@@ -54,14 +54,19 @@ function assignByStaticWeight(candidates: readonly Candidate[], ctx: SchedulingC
     }
     if (sum(weights) === 0) weights = candidates.map((c) => ({ name: c.name, weight: 1 }));
   }
-  return divideByWeights(replicas, weights, undefined, o.tieBreaker);
+  return divideByWeights(replicas, weights, o.tieBreaker);
 }
 
 /**
- * Dynamic weight and Aggregated, on top of the current placement (`spec.clusters` ∩ candidates):
- * fresh → weights allocatable + scheduled, divide everything; more assigned than wanted →
- * weights are the scheduled replicas, divide from scratch; fewer → weights allocatable, divide
- * the difference onto the scheduled; equal → keep the scheduled.
+ * Dynamic weight and Aggregated, on top of the current placement (`spec.clusters` ∩ candidates),
+ * as Karmada's assignByDynamicStrategy:
+ * - fresh (a manual reschedule): weights allocatable + scheduled, divide all `replicas`;
+ * - scale down (more assigned than wanted): weights are the scheduled replicas, divide
+ *   `replicas` from scratch;
+ * - scale up (fewer; the first schedule too): weights allocatable, divide only the added
+ *   replicas and add them onto the scheduled ones. The current replicas are not seats of the
+ *   division, so 2/4/6 scaled to 24 on equal capacity gives 6/8/10 (4 more each), not 8/8/8;
+ * - equal: keep the scheduled.
  */
 function assignDynamically(
   candidates: readonly Candidate[],
@@ -118,7 +123,8 @@ function assignDynamically(
       }
     }
   }
-  return divideByWeights(target, weights, init, o.tieBreaker);
+  const added = divideByWeights(target, weights, o.tieBreaker);
+  return init ? addTargetClusters(init, added) : added;
 }
 
 function assignOnce(candidates: readonly Candidate[], ctx: SchedulingContext, strategy: AssignStrategy, replicas: number, o: AssignOptions): TargetCluster[] {
@@ -162,13 +168,14 @@ function assignByTiers(candidates: readonly Candidate[], ctx: SchedulingContext,
 }
 
 /**
- * Assigns replicas to the selected candidates (Karmada's AssignReplicas): a non-workload gets
- * every candidate with 0 replicas; otherwise by strategy, dropping entries with 0 replicas.
+ * Assigns replicas to the selected candidates (Karmada's AssignReplicas): without replicas
+ * (`spec.replicas` 0, whatever `isWorkload` says) every candidate with 0 replicas; otherwise
+ * by strategy, dropping entries with 0 replicas.
  * Throws `SchedulingError` (kind SchedulerError or Unschedulable). Output is unsorted.
  */
 export function assignReplicas(candidates: readonly Candidate[], ctx: SchedulingContext, o: AssignOptions): TargetCluster[] {
   if (candidates.length === 0) throw new SchedulingError("SchedulerError", "no clusters available to schedule");
-  if (!ctx.workload) return candidates.map((c) => ({ name: c.name, replicas: 0 }));
+  if (!hasReplicas(ctx.spec)) return candidates.map((c) => ({ name: c.name, replicas: 0 }));
   const strategy = assignStrategy(ctx.placement);
   if (!strategy) {
     throw new SchedulingError(

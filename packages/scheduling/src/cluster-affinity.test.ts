@@ -9,7 +9,7 @@ import type { ScorePlugin, Verdict } from "./types.js";
 const noMatch: Verdict = { code: "unfit", reasons: ["cluster(s) did not match the placement cluster affinity constraint"] };
 const list: Placement = {
   clusterAffinities: [
-    { affinityName: "a", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] },
+    { affinityName: "a", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] },
     { affinityName: "b", clusterNames: ["member3"] },
   ],
 };
@@ -31,6 +31,11 @@ for (const [name, placement, term, replicas, cluster, want] of cases) {
     assert.deepEqual(ClusterAffinity.filter(filterInput(ctx, makeCluster(cluster))), want);
   });
 }
+
+test("an overflow cluster passes for a workload scaled to 0 whose pods request resources (upstream's IsWorkload)", () => {
+  const ctx = buildContext(makeBinding({ replicas: 0, resourceRequest: { cpu: "100m" }, placement: list }), "a");
+  assert.deepEqual(ClusterAffinity.filter(filterInput(ctx, makeCluster("member2"))), { code: "fit" });
+});
 
 test("the affinity score is always zero", () => {
   const ctx = buildContext(makeBinding({ replicas: 1, placement: { clusterAffinity: { clusterNames: ["member1"] } } }), undefined);

@@ -1,5 +1,5 @@
 import type { Cluster } from "@flotilla/api";
-import { ceilDiv, quantityMilliValue, quantityValue, subtractQuantity, tryParseQuantity, type Quantity } from "./quantity.js";
+import { ceilDiv, quantityMilliValue, quantityValue, subtractQuantity, tryParseQuantity, type Quantity } from "@flotilla/api";
 
 /**
  * Values derived from a Cluster object that every scheduling cycle needs: parsed resource

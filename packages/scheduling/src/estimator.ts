@@ -1,7 +1,7 @@
 import type { Cluster, ReplicaRequirements, ResourceBindingSpec } from "@flotilla/api";
-import { isWorkload } from "./placement.js";
+import { hasReplicas } from "./placement.js";
 import { clusterFacts, resourceAmount, type ClusterFacts } from "./cluster-facts.js";
-import { floorDiv, quantityValue, tryParseQuantity, type Quantity } from "./quantity.js";
+import { floorDiv, quantityValue, tryParseQuantity, type Quantity } from "@flotilla/api";
 import { MAX_INT32 } from "./types.js";
 
 type ResourceList = { readonly [name: string]: string } | undefined;
@@ -168,7 +168,7 @@ export interface EstimateOptions {
 
 /**
  * Replicas each cluster can still take for this binding (Karmada's `calAvailableReplicas`):
- * MaxInt32 for a non-workload; otherwise the minimum over the estimators, with a cluster no
+ * MaxInt32 without replicas (`spec.replicas` 0, as upstream checks); otherwise the minimum over the estimators, with a cluster no
  * estimator bounds set to `spec.replicas`. Result is parallel to `clusters`.
  */
 export function allocatableReplicas(
@@ -178,7 +178,7 @@ export function allocatableReplicas(
   facts: readonly ClusterFacts[] = clusters.map(clusterFacts),
 ): number[] {
   const out = new Array<number>(clusters.length).fill(MAX_INT32);
-  if (!isWorkload(spec)) return out;
+  if (!hasReplicas(spec)) return out;
   const general = o.general !== false;
   const external = o.estimates;
   const request = spec.replicaRequirements ? compileRequest(spec.replicaRequirements.resourceRequest) : undefined;

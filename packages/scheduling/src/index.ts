@@ -1,5 +1,4 @@
 export * from "./types.js";
-export * from "./quantity.js";
 export * from "./hash.js";
 export * from "./webster.js";
 export * from "./placement.js";
@@ -19,3 +18,4 @@ export * from "./select.js";
 export * from "./assign.js";
 export * from "./triggers.js";
 export * from "./schedule.js";
+export * from "./no-execute.js";

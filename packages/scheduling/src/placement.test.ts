@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Placement } from "@flotilla/api";
+import type { Placement, ResourceBindingSpec } from "@flotilla/api";
 import { divided, makeBinding } from "./fixtures.js";
-import { assignStrategy, isStaticWeight, rescheduleRequired, startAffinityIndex, type AssignStrategy } from "./placement.js";
+import { assignStrategy, hasReplicas, isStaticWeight, isWorkload, rescheduleRequired, startAffinityIndex, type AssignStrategy } from "./placement.js";
 
 const strategies: Array<[string, Placement, AssignStrategy | undefined]> = [
   ["no replica scheduling is Duplicated", {}, "Duplicated"],
@@ -58,5 +58,19 @@ for (const [name, observed, triggered, want] of starts) {
       status: { schedulerObservingAffinityName: observed, lastScheduledTime: "2026-01-01T00:00:00Z" },
     });
     assert.equal(startAffinityIndex(b), want);
+  });
+}
+
+const workloads: Array<[string, ResourceBindingSpec, boolean, boolean]> = [
+  ["replicas make a workload with replicas", { replicas: 3 }, true, true],
+  ["a Deployment scaled to 0 whose pods request resources is a workload without replicas", { replicas: 0, replicaRequirements: { resourceRequest: { cpu: "100m" } } }, true, false],
+  ["empty replica requirements still make a workload, as a non-nil pointer upstream", { replicaRequirements: {} }, true, false],
+  ["no replicas and no requirements is not a workload", { replicas: 0 }, false, false],
+  ["a ConfigMap's binding is not a workload", {}, false, false],
+];
+for (const [name, spec, workload, replicas] of workloads) {
+  test(name, () => {
+    assert.equal(isWorkload(spec), workload);
+    assert.equal(hasReplicas(spec), replicas);
   });
 }

@@ -46,8 +46,22 @@ export function ignoresAvailableResource(placement: Placement): boolean {
   return replicaSchedulingType(placement) === DUPLICATED;
 }
 
-/** The scheduler treats a binding with replicas as a workload; replicas 0 means "not a workload". */
+/**
+ * Karmada's `ResourceBindingSpec.IsWorkload()`: replicas > 0, or `replicaRequirements` set (a
+ * Deployment scaled to 0 whose pods request resources is still a workload). It decides whether
+ * a `clusterAffinities` term's overflow terms are in force. Replica estimation, division and
+ * the "always schedule" trigger look at `hasReplicas` instead, as upstream checks
+ * `spec.Replicas` there.
+ */
 export function isWorkload(spec: ResourceBindingSpec): boolean {
+  return (spec.replicas ?? 0) > 0 || spec.replicaRequirements !== undefined;
+}
+
+/**
+ * `spec.replicas > 0`: there are replicas to estimate room for and to divide. With 0 (a
+ * ConfigMap, or a workload scaled to 0) every feasible cluster is a target with 0 replicas.
+ */
+export function hasReplicas(spec: ResourceBindingSpec): boolean {
   return (spec.replicas ?? 0) > 0;
 }
 

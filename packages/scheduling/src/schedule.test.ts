@@ -82,6 +82,17 @@ test("a non-workload goes to every feasible cluster with 0 replicas", () => {
   ]);
 });
 
+test("a Deployment scaled to 0 whose pods request resources lands on its overflow clusters too, with 0 replicas", () => {
+  const placement: Placement = {
+    clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }],
+    replicaScheduling: divided.dynamic(),
+  };
+  const scaledToZero = run({ replicas: 0, resourceRequest: { cpu: "100m" }, placement, status: { schedulerObservingAffinityName: "main" } });
+  assert.deepEqual(placed(scaledToZero), { member1: 0, member2: 0 });
+  const noRequirements = run({ replicas: 0, placement, status: { schedulerObservingAffinityName: "main" } });
+  assert.deepEqual(placed(noRequirements), { member1: 0 });
+});
+
 // --- steady state ---
 
 const steady = (placement: Placement, replicas: number, current: Record<string, number>) =>
@@ -92,7 +103,16 @@ test("dynamic weight keeps the placement when the replica count is unchanged", (
 });
 
 test("dynamic weight scales up on top of the current placement", () => {
-  assert.deepEqual(steady({ replicaScheduling: divided.dynamic() }, 8, { member1: 4, member2: 1 }), { member1: 4, member2: 2, member3: 2 });
+  // the 3 added replicas split 1/1/1 over equal spare capacity and are added to 4/1/0
+  assert.deepEqual(steady({ replicaScheduling: divided.dynamic() }, 8, { member1: 4, member2: 1 }), { member1: 5, member2: 2, member3: 1 });
+});
+
+test("dynamic weight scales 2/4/6 up to 24 on equal capacity as 6/8/10", () => {
+  assert.deepEqual(steady({ replicaScheduling: divided.dynamic() }, 24, { member1: 2, member2: 4, member3: 6 }), { member1: 6, member2: 8, member3: 10 });
+});
+
+test("dynamic weight scales 6/8/10 down to 12 as 3/4/5", () => {
+  assert.deepEqual(steady({ replicaScheduling: divided.dynamic() }, 12, { member1: 6, member2: 8, member3: 10 }), { member1: 3, member2: 4, member3: 5 });
 });
 
 test("dynamic weight scales down in proportion to the current placement", () => {
@@ -175,7 +195,23 @@ for (const [name, placement, replicas, message] of spreadErrors) {
 
 test("clusters without a region are filtered under a region constraint", () => {
   const r = run({ replicas: 2, placement: spread([1, 2], [1, 2]) }, [...regional(), makeCluster("nowhere")]);
-  assert.deepEqual(r.diagnosis.nowhere, [{ plugin: "SpreadConstraint", reason: "cluster(s) didn't have region property" }]);
+  assert.deepEqual(r.diagnosis.nowhere, [{ plugin: "SpreadConstraint", reason: "cluster(s) did not have region property" }]);
+});
+
+test("no cluster with zones under a zone constraint is a FitError in upstream's words", () => {
+  const r = run({ replicas: 2, placement: { spreadConstraints: [{ spreadByField: "zone", minGroups: 1 }, { spreadByField: "cluster", minGroups: 1 }] } });
+  const message = "0/3 clusters are available: 3 cluster(s) did not have zones property.";
+  assert.deepEqual(r.condition, { type: "Scheduled", status: "False", reason: "NoClusterFit", message });
+  assert.deepEqual(r.error, { kind: "FitError", message, requeue: "none" });
+});
+
+test("a FitError counts each cluster's first objection, sorted as text", () => {
+  const clusters = [makeCluster("member1", { taints: [notReady] }), makeCluster("member2", { region: "r1" }), makeCluster("member3")];
+  const r = run({ replicas: 2, placement: { clusterAffinity: { clusterNames: ["member1", "member3"] }, spreadConstraints: [{ spreadByField: "region", minGroups: 1 }, { spreadByField: "cluster", minGroups: 1 }] } }, clusters);
+  assert.equal(
+    r.condition.message,
+    "0/3 clusters are available: 1 cluster(s) did not have region property, 1 cluster(s) did not match the placement cluster affinity constraint, 1 cluster(s) had untolerated taint {cluster.karmada.io/not-ready:NoSchedule}.",
+  );
 });
 
 // --- Webster tie-breaking ---
@@ -309,11 +345,20 @@ test("a term failing for capacity falls back to the next term", () => {
 test("overflow terms take what the primary term cannot hold", () => {
   const placement: Placement = {
     replicaScheduling: divided.dynamic(),
-    clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ clusterNames: ["member2"] }] }],
+    clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }],
   };
   const clusters = [makeCluster("member1", { pods: 2 }), makeCluster("member2", { pods: 10 }), makeCluster("member3", { pods: 10 })];
   const r = run({ replicas: 5, placement, status: { schedulerObservingAffinityName: "main" } }, clusters);
   assert.deepEqual(placed(r), { member1: 2, member2: 3 });
+  assert.deepEqual(r.scores.map((s) => [s.name, s.overflowOrder]), [["member1", 0], ["member2", 1]]);
+});
+
+test("a cluster in the primary group and an overflow tier belongs to the primary group", () => {
+  const placement: Placement = {
+    replicaScheduling: divided.aggregated(),
+    clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member1", "member2"] }] }],
+  };
+  const r = run({ replicas: 2, placement, status: { schedulerObservingAffinityName: "main" } });
   assert.deepEqual(r.scores.map((s) => [s.name, s.overflowOrder]), [["member1", 0], ["member2", 1]]);
 });
 

@@ -2,7 +2,7 @@ import type { AnyResourceBinding, Cluster, TargetCluster } from "@flotilla/api";
 import { assignReplicas } from "./assign.js";
 import { FitError, SchedulingError, wrapError, type ErrorKind } from "./errors.js";
 import { allocatableReplicas, assumedReplicas, compileRequest, type AssumedLoad } from "./estimator.js";
-import { isWorkload, rescheduleRequired, startAffinityIndex } from "./placement.js";
+import { hasReplicas, rescheduleRequired, startAffinityIndex } from "./placement.js";
 import { buildContext, buildFramework, runFilters, runScores, type Framework, type PluginReason, type PluginTimings } from "./framework.js";
 import { inTreeRegistry } from "./registry.js";
 import { selectClusters, sortCandidates, type Candidate } from "./select.js";
@@ -159,7 +159,7 @@ function attempt(fw: Framework, ctx: SchedulingContext, input: ScheduleInput, ti
     const scored = runScores(fw, ctx, feasible, timings);
     plugins = scored.byPlugin;
     const allocatable = allocatableReplicas(feasible, ctx.spec, { estimates: input.estimates, general: input.generalEstimator, assumed: input.assumed }, filtered.feasibleFacts);
-    if (input.assumed?.size && isWorkload(ctx.spec)) {
+    if (input.assumed?.size && hasReplicas(ctx.spec)) {
       const request = ctx.spec.replicaRequirements ? compileRequest(ctx.spec.replicaRequirements.resourceRequest) : undefined;
       assumed = feasible.map((c) => assumedReplicas(input.assumed!.get(c.metadata.name ?? ""), request));
     }

@@ -12,13 +12,13 @@ export const SpreadConstraint = {
     for (const sc of i.placement.spreadConstraints ?? []) {
       switch (sc.spreadByField) {
         case "provider":
-          if (!spec?.provider) return unfit("cluster(s) didn't have provider property");
+          if (!spec?.provider) return unfit("cluster(s) did not have provider property");
           break;
         case "region":
-          if (!spec?.region) return unfit("cluster(s) didn't have region property");
+          if (!spec?.region) return unfit("cluster(s) did not have region property");
           break;
         case "zone":
-          if (clusterZones(i.cluster).length === 0) return unfit("cluster(s) didn't have zone property");
+          if (clusterZones(i.cluster).length === 0) return unfit("cluster(s) did not have zones property");
           break;
       }
     }

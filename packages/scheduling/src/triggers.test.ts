@@ -71,6 +71,24 @@ const triggers: Array<[string, BindingOptions, ReturnType<typeof makeCluster>[],
   ],
   ["a target cluster being deleted fires targetClusterDeleting", steady, [makeCluster("a", { deleting: true }), makeCluster("b")], { schedule: true, trigger: "targetClusterDeleting" }],
   ["a deleting cluster the binding does not use does nothing", steady, [makeCluster("c", { deleting: true })], { schedule: false }],
+  [
+    "a move-back surge (5 placed for 4) is left alone",
+    { ...steady, clusters: { a: 2, b: 2, c: 1 }, annotations: { ...applied(dyn), "failover.flotilla.io/move-back-surge": '{"replicas":4}' } },
+    [],
+    { schedule: false },
+  ],
+  [
+    "a surge recorded for another replica count is over: replicasChanged",
+    { ...steady, replicas: 6, clusters: { a: 2, b: 2, c: 1 }, annotations: { ...applied(dyn), "failover.flotilla.io/move-back-surge": '{"replicas":4}' } },
+    [],
+    { schedule: true, trigger: "replicasChanged" },
+  ],
+  [
+    "a policy change during a surge still reschedules",
+    { ...steady, clusters: { a: 2, b: 2, c: 1 }, annotations: { ...applied({ ...dyn, clusterAffinity: { clusterNames: ["a"] } }), "failover.flotilla.io/move-back-surge": '{"replicas":4}' } },
+    [],
+    { schedule: true, trigger: "placementChanged" },
+  ],
 ];
 for (const [name, o, clusters, want] of triggers) {
   test(name, () => assert.deepEqual(needsSchedule(makeBinding(o), clusters), want));

@@ -1,4 +1,5 @@
 import type { AnyResourceBinding, Cluster, ClusterAffinity, Placement, ResourceBindingSpec } from "@flotilla/api";
+import { MoveBackSurgeAnnotation } from "@flotilla/api";
 import { compileAffinity } from "./affinity.js";
 import { DIVIDED, DUPLICATED, isDeleting, rescheduleRequired } from "./placement.js";
 
@@ -128,6 +129,9 @@ export function needsSchedule(binding: AnyResourceBinding, clusters: readonly Cl
   }
   const applied = binding.metadata.annotations?.[APPLIED_PLACEMENT_ANNOTATION];
   if (placementChanged(placement, applied, binding.status?.schedulerObservingAffinityName)) return { schedule: true, trigger: "placementChanged" };
+  // a move-back surge (Flotilla's, opt-in) places more replicas than spec.replicas on purpose,
+  // until the returning copy is healthy; only a new replica count ends it early
+  if (inMoveBackSurge(binding)) return { schedule: false };
   if (replicasChanged(spec)) return { schedule: true, trigger: "replicasChanged" };
   if (rescheduleRequired(spec, binding.status)) return { schedule: true, trigger: "rescheduleTriggered" };
   if ((spec.replicas ?? 0) === 0 || (placement.replicaScheduling?.replicaSchedulingType || DUPLICATED) === DUPLICATED) {
@@ -168,4 +172,15 @@ export function bindingAffectedByCluster(binding: AnyResourceBinding, ...version
   if (affinities === undefined || affinities === "unobserved") return true;
   const matchers = affinities.map(compileAffinity);
   return versions.some((c) => matchers.some((m) => m(c)));
+}
+
+/** Whether the binding is in a move-back surge for its current replica count (see @flotilla/api move-back.ts). */
+export function inMoveBackSurge(binding: AnyResourceBinding): boolean {
+  const v = binding.metadata.annotations?.[MoveBackSurgeAnnotation];
+  if (v === undefined) return false;
+  try {
+    return (JSON.parse(v) as { replicas?: unknown }).replicas === (binding.spec?.replicas ?? 0);
+  } catch {
+    return false;
+  }
 }

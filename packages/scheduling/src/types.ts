@@ -41,7 +41,10 @@ export interface SchedulingContext {
   readonly binding: AnyResourceBinding;
   readonly spec: ResourceBindingSpec;
   readonly placement: Placement;
-  /** `spec.replicas > 0`: the binding carries replicas to divide. */
+  /**
+   * Karmada's IsWorkload (`isWorkload`): replicas > 0 or `replicaRequirements` set. Only the
+   * overflow terms depend on it; division and estimation look at `spec.replicas` (`hasReplicas`).
+   */
   readonly workload: boolean;
   /**
    * The affinities a cluster may match (any one is enough): empty when the placement has none,

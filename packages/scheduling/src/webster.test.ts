@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { allocateWebsterSeats, divideByWeights, uidTieBreaker, type Party } from "./webster.js";
+import { addTargetClusters, allocateWebsterSeats, divideByWeights, uidTieBreaker, type Party } from "./webster.js";
 import { fnv1a32 } from "./hash.js";
 
 const seats = (ps: Party[]): Record<string, number> => Object.fromEntries(ps.map((p) => [p.name, p.seats]));
@@ -59,7 +59,7 @@ test("a tie prefers the party with fewer seats before looking at names", () => {
 
 test("divideByWeights returns target clusters sorted by name, zeros included", () => {
   assert.deepEqual(
-    divideByWeights(3, [{ name: "z", weight: 2 }, { name: "a", weight: 1 }, { name: "m", weight: 0 }], undefined, uidTieBreaker("")),
+    divideByWeights(3, [{ name: "z", weight: 2 }, { name: "a", weight: 1 }, { name: "m", weight: 0 }], uidTieBreaker("")),
     [
       { name: "a", replicas: 1 },
       { name: "m", replicas: 0 },
@@ -68,12 +68,15 @@ test("divideByWeights returns target clusters sorted by name, zeros included", (
   );
 });
 
-test("divideByWeights adds onto the initial placement", () => {
-  assert.deepEqual(
-    divideByWeights(2, [{ name: "a", weight: 10 }, { name: "b", weight: 10 }], [{ name: "a", replicas: 3 }], uidTieBreaker("")),
-    [
-      { name: "a", replicas: 3 },
-      { name: "b", replicas: 2 },
-    ],
-  );
-});
+const additions: Array<[string, Record<string, number>, Record<string, number>, Array<[string, number]>]> = [
+  ["replicas of a cluster in both are summed", { a: 2, b: 4, c: 6 }, { a: 4, b: 4, c: 4 }, [["a", 6], ["b", 8], ["c", 10]]],
+  ["a cluster only in the addition is appended", { a: 3 }, { a: 1, b: 2 }, [["a", 4], ["b", 2]]],
+  ["a cluster only in the base keeps its replicas", { a: 3, b: 1 }, { a: 2 }, [["a", 5], ["b", 1]]],
+  ["nothing added leaves the base", { a: 3 }, {}, [["a", 3]]],
+];
+for (const [name, base, added, want] of additions) {
+  test(name, () => {
+    const ts = (r: Record<string, number>) => Object.entries(r).map(([n, replicas]) => ({ name: n, replicas }));
+    assert.deepEqual(addTargetClusters(ts(base), ts(added)).map((t) => [t.name, t.replicas]), want);
+  });
+}

@@ -80,20 +80,37 @@ function siftDown(heap: Party[], i: number, tieBreaker: TieBreaker): void {
 }
 
 /**
- * Splits `replicas` by the weights (Webster), on top of `init` (replicas already placed).
- * The result is sorted by name and includes clusters that end with 0 replicas.
+ * Splits `replicas` by the weights (Webster), from no seats. The result is sorted by name and
+ * includes clusters that end with 0 replicas.
  */
 export function divideByWeights(
   replicas: number,
   weights: ReadonlyArray<{ readonly name: string; readonly weight: number }>,
-  init: readonly TargetCluster[] | undefined,
   tieBreaker: TieBreaker,
 ): TargetCluster[] {
   const parties = allocateWebsterSeats(
     replicas,
     weights.map((w) => [w.name, w.weight] as const),
-    init?.map((t) => [t.name ?? "", t.replicas ?? 0] as const),
+    undefined,
     tieBreaker,
   );
   return parties.map((p) => ({ name: p.name, replicas: p.seats }));
+}
+
+/**
+ * `added` on top of `base` (Karmada's MergeTargetClusters): replicas of the same cluster are
+ * summed; clusters of `base` come first in their order, then the new ones of `added`.
+ */
+export function addTargetClusters(base: readonly TargetCluster[], added: readonly TargetCluster[]): TargetCluster[] {
+  const out = base.map((t) => ({ name: t.name, replicas: t.replicas ?? 0 }));
+  const index = new Map(out.map((t, i) => [t.name ?? "", i]));
+  for (const t of added) {
+    const i = index.get(t.name ?? "");
+    if (i !== undefined) out[i].replicas += t.replicas ?? 0;
+    else {
+      index.set(t.name ?? "", out.length);
+      out.push({ name: t.name, replicas: t.replicas ?? 0 });
+    }
+  }
+  return out;
 }

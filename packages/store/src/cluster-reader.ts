@@ -1,7 +1,5 @@
-import { KARMADA, groupKind, type Cluster } from "@flotilla/api";
+import { GK, type Cluster } from "@flotilla/api";
 import type { ObjectStore } from "./store.js";
-
-const CLUSTER_GK = groupKind(KARMADA.cluster);
 
 /**
  * Shared Cluster reads for workers that all need the same few clusters (a mass eviction names
@@ -23,7 +21,7 @@ export class ClusterReader {
     const t = this.now();
     const hit = this.cache.get(name);
     if (hit && t - hit.at < this.ttlMs) return hit.value;
-    const value = this.store.get<Cluster>({ gk: CLUSTER_GK, namespace: "", name });
+    const value = this.store.get<Cluster>({ gk: GK.cluster, namespace: "", name });
     value.catch(() => this.cache.delete(name));
     if (this.cache.size > 1000) this.cache.clear();
     this.cache.set(name, { at: t, value });

@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { freshDatabase } from "@flotilla/testkit";
-import { EVENT_GK, EventRecorder, listEventsFor, recordEvent } from "./events.js";
+import { EventRecorder, listEventsFor, recordEvent } from "./events.js";
 import { ObjectStore } from "./store.js";
+import { GK } from "@flotilla/api";
 
 const rb = { apiVersion: "work.karmada.io/v1alpha2", kind: "ResourceBinding", metadata: { name: "nginx-deployment", namespace: "web", uid: "u1", resourceVersion: "7" } };
 const crb = { apiVersion: "work.karmada.io/v1alpha2", kind: "ClusterResourceBinding", metadata: { name: "reader-clusterrole", uid: "u2" } };
@@ -31,7 +32,7 @@ test("an event is a core/v1 Event in the object's namespace, and a repeat counts
     assert.deepEqual(list.map((e) => e.reason), ["GracefulEvictionTaskKept", "EvictCluster"]);
     const c = await recordEvent(store, { involvedObject: crb, reason: "EvictCluster", message: "m", component: "taint-manager" });
     assert.equal(c.metadata.namespace, "default", "cluster-scoped objects' events go to default");
-    assert.equal((await store.list(EVENT_GK, { namespace: "default" })).items.length, 1);
+    assert.equal((await store.list(GK.event, { namespace: "default" })).items.length, 1);
   } finally {
     await db.drop();
   }

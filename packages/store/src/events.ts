@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
-import { AlreadyExistsError, CORE, groupKind, type KubeObject } from "@flotilla/api";
-import { k8sTime, type ObjectStore } from "./store.js";
+import { GK, AlreadyExistsError, rfc3339, type KubeObject } from "@flotilla/api";
+import type { ObjectStore } from "./store.js";
 
 /** The store's group/kind of core/v1 Event ("/Event"). */
-export const EVENT_GK = groupKind(CORE.event);
 
 export type EventType = "Normal" | "Warning";
 
@@ -83,7 +82,7 @@ export function eventName(io: InvolvedObject, type: EventType, reason: string, m
 export async function recordEvent(store: ObjectStore, e: EventInput): Promise<KubeEvent> {
   const io = involvedOf(e.involvedObject);
   const type = e.type ?? "Normal";
-  const ts = k8sTime(e.now ?? new Date());
+  const ts = rfc3339(e.now ?? new Date());
   const namespace = io.namespace || "default";
   const name = eventName(io, type, e.reason, e.message, e.component);
   const ev: KubeEvent = {
@@ -106,7 +105,7 @@ export async function recordEvent(store: ObjectStore, e: EventInput): Promise<Ku
   } catch (err) {
     if (!(err instanceof AlreadyExistsError)) throw err;
   }
-  const updated = await store.mutate<KubeEvent>({ gk: EVENT_GK, namespace, name }, (cur) => ({
+  const updated = await store.mutate<KubeEvent>({ gk: GK.event, namespace, name }, (cur) => ({
     ...cur,
     involvedObject: io,
     count: (cur.count ?? 1) + 1,
@@ -167,7 +166,7 @@ export class EventRecorder {
 /** The events about one object, oldest first (by lastTimestamp, then name). */
 export async function listEventsFor(store: ObjectStore, o: InvolvedObject | KubeObject): Promise<KubeEvent[]> {
   const io = involvedOf(o);
-  const { items } = await store.list<KubeEvent>(EVENT_GK, { namespace: io.namespace || "default" });
+  const { items } = await store.list<KubeEvent>(GK.event, { namespace: io.namespace || "default" });
   return items
     .filter((e) => e.involvedObject?.kind === io.kind && e.involvedObject?.name === io.name && (io.namespace ?? "") === (e.involvedObject?.namespace ?? ""))
     .sort((a, b) => (a.lastTimestamp < b.lastTimestamp ? -1 : a.lastTimestamp > b.lastTimestamp ? 1 : a.metadata.name! < b.metadata.name! ? -1 : 1));

@@ -7,3 +7,4 @@ export * from "./cluster-reader.js";
 export * from "./batcher.js";
 export * from "./leader.js";
 export * from "./seal.js";
+export * from "./placement-history.js";

@@ -12,6 +12,16 @@ test("a binding is indexed by each scheduled cluster and each cluster it is bein
   assert.deepEqual(keys, ["cluster:member2", "evicting", "evicting:member1"]);
 });
 
+test("a binding whose policy sets application failover is indexed as such", () => {
+  const keys = bindingIndexer({
+    apiVersion: "work.karmada.io/v1alpha2",
+    kind: "ResourceBinding",
+    metadata: { name: "nginx", namespace: "default" },
+    spec: { clusters: [{ name: "member1" }], failover: { application: { purgeMode: "Directly" } } },
+  });
+  assert.deepEqual(keys, ["cluster:member1", "app-failover"]);
+});
+
 test("a binding without clusters or tasks has no index entries", () => {
   assert.deepEqual(bindingIndexer({ apiVersion: "work.karmada.io/v1alpha2", kind: "ResourceBinding", metadata: { name: "x" } }), []);
 });

@@ -21,10 +21,17 @@ export function bindingEvictingIndex(cluster: string): string {
 /** Index entry of every binding that has at least one graceful-eviction task. */
 export const BINDING_WITH_EVICTION_TASKS_INDEX = "evicting";
 
+/** Index entry of every binding with a placement to move back to (move-back, Flotilla's). */
+export const BINDING_WITH_MOVE_BACK_INDEX = "move-back";
+
+/** Index entry of every binding whose policy sets `failover.application`. */
+export const BINDING_WITH_APPLICATION_FAILOVER_INDEX = "app-failover";
+
 /**
  * The secondary-index entries of a ResourceBinding or ClusterResourceBinding: `cluster:<name>`
  * for every cluster in `spec.clusters`, `evicting:<name>` for every graceful-eviction task's
- * `fromCluster`, and `evicting` when it has any task. Query with
+ * `fromCluster`, `evicting` when it has any task, and `app-failover` when it has
+ * `spec.failover.application`. Query with
  * `store.list(gk, { index: bindingClusterIndex("member1") })`.
  */
 export const bindingIndexer: Indexer = (obj: KubeObject) => {
@@ -33,6 +40,8 @@ export const bindingIndexer: Indexer = (obj: KubeObject) => {
   const tasks = (obj.spec?.gracefulEvictionTasks ?? []) as { fromCluster?: string }[];
   if (tasks.length) keys.push(BINDING_WITH_EVICTION_TASKS_INDEX);
   for (const t of tasks) if (t?.fromCluster) keys.push(bindingEvictingIndex(t.fromCluster));
+  if ((obj.spec?.failover as { application?: unknown } | undefined)?.application) keys.push(BINDING_WITH_APPLICATION_FAILOVER_INDEX);
+  if (obj.metadata.annotations?.["failover.flotilla.io/placement-before-failover"] !== undefined) keys.push(BINDING_WITH_MOVE_BACK_INDEX);
   return keys;
 };
 

@@ -163,6 +163,31 @@ describe("object store", () => {
     assert.equal((c.data as { n: string }).n, "20");
   });
 
+  test("mutateWritten decides again on the object it re-reads after a conflict, and says whether it wrote", async () => {
+    const ref = { gk: "/ConfigMap", namespace: "default", name: "mw" };
+    const first = await store.create<KubeObject>(cm("mw", { n: "0" }));
+    // someone else writes after the caller read `first`
+    await store.update({ ...first, data: { n: "5" } });
+    const seen: string[] = [];
+    const r = await store.mutateWritten<KubeObject>(
+      ref,
+      async (c) => {
+        seen.push((c.data as { n: string }).n);
+        await new Promise((res) => setTimeout(res, 1));
+        return { ...c, data: { n: String(Number((c.data as { n: string }).n) + 1) } };
+      },
+      { first },
+    );
+    assert.deepEqual(seen, ["0", "5"], "the stale copy first, then the re-read one");
+    assert.equal(r.written, true);
+    assert.equal((r.obj?.data as { n: string }).n, "6");
+    const same = await store.mutateWritten<KubeObject>(ref, () => undefined);
+    assert.equal(same.written, false);
+    assert.equal(same.obj?.metadata.resourceVersion, r.obj?.metadata.resourceVersion, "nothing to do: the current object");
+    const gone = await store.mutateWritten<KubeObject>({ ...ref, name: "nope" }, (c) => c);
+    assert.deepEqual(gone, { obj: undefined, written: false });
+  });
+
   test("watch resumes from a resourceVersion and sees every later change in order", async () => {
     const listed = await store.list("/ConfigMap", { namespace: "w" });
     const created = await store.create<KubeObject>({ ...cm("w1"), metadata: { name: "w1", namespace: "w" } });

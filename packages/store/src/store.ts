@@ -10,6 +10,7 @@ import {
   matchesRequirements,
   parseApiVersion,
   parseSelector,
+  rfc3339,
   type KubeObject,
   type Requirement,
 } from "@flotilla/api";
@@ -18,6 +19,7 @@ import { SEALED_NAMESPACE, type Sealer } from "./seal.js";
 import type { Queryable, Sql } from "./db.js";
 import { transaction } from "./driver.js";
 import { STANDARD_INDEXERS } from "./indexers.js";
+import { prunePlacementHistory, readPlacementHistory, type PlacementHistoryOptions, type PlacementHistoryRecord, type PlacementHistoryRetention } from "./placement-history.js";
 
 /** Identity of a stored object: its group/kind, namespace ('' when cluster-scoped) and name. */
 export interface ObjectRef {
@@ -34,6 +36,21 @@ export interface StoreOptions {
   now?: () => Date;
   /** Seals the member credentials on write and opens them on read (see seal.ts); without, they are stored as given. */
   sealer?: Sealer;
+  /**
+   * Told how long each statement took (seconds), by kind: `write` (a batch of writes, one
+   * transaction), `read` (a batch of gets), `list`. Failed statements are told too.
+   */
+  onStatement?: (statement: "write" | "read" | "list", seconds: number) => void;
+  /**
+   * The caller's trace context (a W3C traceparent) at the time of a write, or undefined: kept on
+   * the write's outbox row, so that its wake-up continues the trace (see @flotilla/runtime tracing).
+   */
+  traceContext?: () => string | undefined;
+  /**
+   * Who writes through this store, recorded with every placement change its writes make
+   * (`service:<name>`; see `as` for writes on behalf of a user). Absent: not recorded.
+   */
+  actor?: string;
 }
 
 export interface ListOptions {
@@ -114,11 +131,6 @@ function splitGk(gk: string): [string, string] {
   return [gk.slice(0, i), gk.slice(i + 1)];
 }
 
-/** Kubernetes timestamps: RFC 3339 with second precision. */
-export function k8sTime(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
 const TOP_ORDER = ["apiVersion", "kind", "metadata", "spec", "status"];
 const META_ORDER = ["name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers"];
 
@@ -166,6 +178,10 @@ interface WriteOp {
   /** A uid precondition. */
   uid?: string | null;
   body?: KubeObject;
+  /** The caller's trace context (W3C traceparent), stored on the write's outbox row. */
+  trace?: string;
+  /** Who writes (see StoreOptions.actor), recorded with a placement change the write makes. */
+  actor?: string;
 }
 
 interface WriteResult {
@@ -322,6 +338,9 @@ export class ObjectStore {
   private readonly sealer?: Sealer;
   private readonly writer: Batcher<WriteOp, WriteResult>;
   private readonly reader: Batcher<ObjectRef, KubeObject | undefined>;
+  private readonly traceContext?: () => string | undefined;
+  private readonly actor?: string;
+  private readonly timed: <R>(statement: "write" | "read" | "list", run: () => Promise<R>) => Promise<R>;
 
   constructor(
     readonly sql: Sql,
@@ -339,13 +358,46 @@ export class ObjectStore {
     this.seal = sealer ? (o) => sealer.seal(o) : (o) => o;
     this.open = sealer ? (o) => canonical(openOrMark(sealer, o)) : canonical;
     this.sealer = sealer;
+    this.traceContext = opts.traceContext;
+    this.actor = opts.actor || undefined;
+    const told = opts.onStatement;
+    this.timed = told
+      ? (statement, run) => {
+          const t0 = performance.now();
+          return run().finally(() => told(statement, (performance.now() - t0) / 1000));
+        }
+      : (_statement, run) => run();
     // writes and reads made at about the same time share a statement (see Batcher), with up to
     // half the pool's connections each in flight (measured: a quarter each cut throughput by a
     // third); lists, watches and timers are pipelined onto the same connections meanwhile
     const pool = (sql.options as { max?: number }).max ?? 8;
     const inFlight = Math.max(1, Math.floor(pool / 2));
-    this.writer = new Batcher((ops) => this.writeBatch(ops), { maxBatch: 100, maxInFlight: inFlight }, (op) => this.writeBatch([op]).then((r) => r[0]!));
-    this.reader = new Batcher((refs) => this.readBatch(refs), { maxBatch: 500, maxInFlight: inFlight });
+    const write = (ops: WriteOp[]) => this.timed("write", () => this.writeBatch(ops));
+    this.writer = new Batcher(write, { maxBatch: 100, maxInFlight: inFlight }, (op) => write([op]).then((r) => r[0]!));
+    this.reader = new Batcher((refs) => this.timed("read", () => this.readBatch(refs)), { maxBatch: 500, maxInFlight: inFlight });
+  }
+
+  /**
+   * This store with its writes made on behalf of `actor` (e.g. `user:alice`): the same
+   * connections, batches and options, only the recorded writer differs.
+   */
+  as(actor: string): ObjectStore {
+    return Object.assign(Object.create(this) as ObjectStore, { actor: actor || undefined });
+  }
+
+  /**
+   * The placement changes of a binding (ResourceBinding or ClusterResourceBinding), oldest
+   * first: the newest `limit`, younger than `maxAgeMs`. NotFoundError when there is no such object.
+   */
+  async placementHistory(ref: ObjectRef, opts: PlacementHistoryOptions = {}): Promise<{ uid: string; records: PlacementHistoryRecord[] }> {
+    const r = await readPlacementHistory(this.sql, { gk: ref.gk, namespace: ref.namespace ?? "", name: ref.name }, opts);
+    if (!r) throw new NotFoundError(refError(ref));
+    return r;
+  }
+
+  /** Drops placement changes past the retention (by age, and per binding by count); returns how many. */
+  prunePlacementHistory(retention: PlacementHistoryRetention): Promise<number> {
+    return prunePlacementHistory(this.sql, retention);
   }
 
   async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
@@ -364,7 +416,11 @@ export class ObjectStore {
    * BadRequestError, one whose resourceVersion is older than the retained watch history a
    * GoneError (as Kubernetes: a watch from it could not resume), a bad `limit` an InvalidError.
    */
-  async list<T extends KubeObject = KubeObject>(gk: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+  list<T extends KubeObject = KubeObject>(gk: string, opts: ListOptions = {}): Promise<ListResult<T>> {
+    return this.timed("list", () => this.listOnce<T>(gk, opts));
+  }
+
+  private async listOnce<T extends KubeObject>(gk: string, opts: ListOptions): Promise<ListResult<T>> {
     const f = listFilter(gk, opts);
     const limit = checkLimit(opts.limit);
     const token = opts.continue === undefined || opts.continue === "" ? undefined : decodeContinue(opts.continue);
@@ -448,7 +504,7 @@ export class ObjectStore {
     const ref: ObjectRef = { gk: gkOf(input), namespace: meta.namespace ?? "", name: meta.name };
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    const obj = { ...input, metadata: { ...meta, uid: randomUUID(), creationTimestamp: k8sTime(this.now()), generation: 1, resourceVersion: "" } } as T;
+    const obj = { ...input, metadata: { ...meta, uid: randomUUID(), creationTimestamp: rfc3339(this.now()), generation: 1, resourceVersion: "" } } as T;
     const r = await this.call({ op: "create", ref, expectedRv: null, body: obj });
     if (r.code === "exists") throw new AlreadyExistsError(refError(ref));
     return r.body as T;
@@ -508,21 +564,41 @@ export class ObjectStore {
   }
 
   /**
-   * Read-modify-write with retries on conflict: `fn` gets the current object and returns the
-   * desired one (or undefined for no change). Returns the stored result.
+   * Read-decide-write with retries on conflict, the one way a controller changes an object it
+   * read: `decide` gets a copy of the current object (the caller's `first` copy on the first try,
+   * when it has just read it) and returns the desired object, or undefined for "nothing to do".
+   * The write carries the resourceVersion the decision was made on; on a conflict the object is
+   * read again and decided again at once (no backoff: the conflict means there is news), up to
+   * `attempts` (10) times. `decide` may be async (it may read other objects) and is called once
+   * per attempt, so anything it records for the caller describes the attempt that was written.
+   * Returns the stored object (the current one when nothing was written, undefined when it is
+   * gone) and whether this call wrote it.
    */
-  async mutate<T extends KubeObject>(ref: ObjectRef, fn: (current: T) => T | undefined, opts: { status?: boolean; attempts?: number } = {}): Promise<T | undefined> {
-    for (let attempt = 0; ; attempt++) {
-      const cur = await this.get<T>(ref);
-      if (!cur) return undefined;
-      const next = fn(structuredClone(cur));
-      if (!next) return cur;
+  async mutateWritten<T extends KubeObject>(
+    ref: ObjectRef,
+    decide: (current: T) => T | undefined | Promise<T | undefined>,
+    opts: { status?: boolean; attempts?: number; first?: T } = {},
+  ): Promise<{ obj: T | undefined; written: boolean }> {
+    let cur = opts.first;
+    for (let attempt = 1; ; attempt++) {
+      cur ??= await this.get<T>(ref);
+      if (!cur) return { obj: undefined, written: false };
+      const next = await decide(structuredClone(cur));
+      if (!next) return { obj: cur, written: false };
+      next.metadata.resourceVersion = cur.metadata.resourceVersion;
       try {
-        return opts.status ? await this.updateStatus(next) : await this.update(next);
+        return { obj: opts.status ? await this.updateStatus(next) : await this.update(next), written: true };
       } catch (e) {
-        if (!(e instanceof ConflictError) || attempt + 1 >= (opts.attempts ?? 10)) throw e;
+        if (e instanceof NotFoundError) return { obj: undefined, written: false };
+        if (!(e instanceof ConflictError) || attempt >= (opts.attempts ?? 10)) throw e;
+        cur = undefined;
       }
     }
+  }
+
+  /** mutateWritten's object alone: the stored result, the current object when nothing changed, undefined when it is gone. */
+  async mutate<T extends KubeObject>(ref: ObjectRef, decide: (current: T) => T | undefined | Promise<T | undefined>, opts: { status?: boolean; attempts?: number; first?: T } = {}): Promise<T | undefined> {
+    return (await this.mutateWritten(ref, decide, opts)).obj;
   }
 
   /**
@@ -619,17 +695,21 @@ export class ObjectStore {
   // ---- write plumbing: writes of one moment in one statement (see migrations/004_write_batch.sql) ----
 
   private call(op: WriteOp): Promise<WriteResult> {
-    return this.writer.submit(op);
+    const trace = this.traceContext?.();
+    const withActor = this.actor ? { ...op, actor: this.actor } : op;
+    return this.writer.submit(trace ? { ...withActor, trace } : withActor);
   }
 
   /** One flotilla_write_batch statement for many writes, in lock order (so batches never wait on each other in a circle). */
   private async writeBatch(ops: WriteOp[]): Promise<WriteResult[]> {
     const order = ops.map((_, i) => i);
     if (ops.length > 1) order.sort((a, b) => (lockOrder(ops[a]!) < lockOrder(ops[b]!) ? -1 : lockOrder(ops[a]!) > lockOrder(ops[b]!) ? 1 : a - b));
-    const now = k8sTime(this.now());
+    const now = rfc3339(this.now());
     const payload = order.map((i) => {
       const o = ops[i]!;
-      return { op: o.op, part: o.part, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, uid: o.uid ?? null, body: o.body ? this.seal(o.body) : null, index: o.body ? this.indexKeys(o.ref.gk, o.body) : [], now };
+      const op = { op: o.op, part: o.part, gk: o.ref.gk, ns: o.ref.namespace ?? "", name: o.ref.name, rv: o.expectedRv, uid: o.uid ?? null, body: o.body ? this.seal(o.body) : null, index: o.body ? this.indexKeys(o.ref.gk, o.body) : [], now };
+      const withActor = o.actor ? { ...op, actor: o.actor } : op;
+      return o.trace ? { ...withActor, trace: o.trace } : withActor;
     });
     for (let attempt = 0; ; attempt++) {
       try {

@@ -61,3 +61,4 @@ export async function eventually<T>(check: () => T | Promise<T>, opts: { timeout
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export * from "./pg-server.js";
 export * from "./nats-server.js";
+export * from "./kubectl.js";

@@ -1,11 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  formatBinarySI,
+  formatDecimal,
+  formatMilliDecimal,
+  quantityMilliValueBig,
+  quantityValueBig,
   ceilDiv,
   compareQuantity,
   floorDiv,
   parseQuantity,
-  QuantityParseError,
+  QuantityError,
   quantityMilliValue,
   quantityValue,
   subtractQuantity,
@@ -56,7 +61,7 @@ const invalid: Array<[string, string]> = [
 ];
 for (const [name, text] of invalid) {
   test(name, () => {
-    assert.throws(() => parseQuantity(text), QuantityParseError);
+    assert.throws(() => parseQuantity(text), QuantityError);
     assert.equal(tryParseQuantity(text), undefined);
   });
 }
@@ -102,3 +107,43 @@ for (const [name, n, d, c, f] of divisions) {
     assert.equal(floorDiv(n, d), f);
   });
 }
+
+test("the bigint Value() and MilliValue() are exact", () => {
+  const cases: [string, string | number, bigint, bigint][] = [
+    ["milli-cores", "250m", 1n, 250n],
+    ["whole cores", "2", 2n, 2000n],
+    ["a decimal fraction", "0.5", 1n, 500n],
+    ["binary suffixes", "128Mi", 134217728n, 134217728000n],
+    ["decimal suffixes", "1G", 1000000000n, 1000000000000n],
+    ["an exponent", "1e3", 1000n, 1000000n],
+    ["a bare number", 3, 3n, 3000n],
+    ["a fraction of a milli rounds up", "0.0001", 1n, 1n],
+  ];
+  for (const [name, q, value, milli] of cases) {
+    const f = tryParseQuantity(q)!;
+    assert.equal(quantityValueBig(f), value, name);
+    assert.equal(quantityMilliValueBig(f), milli, name);
+  }
+  assert.equal(tryParseQuantity("ten"), undefined, "garbage is not a quantity");
+  assert.equal(tryParseQuantity("1 Gi"), undefined, "no space before the suffix");
+});
+
+test("tryParseQuantity: a value that is neither a string nor a finite number is not a quantity, and it does not throw", () => {
+  for (const q of [true, [], {}, null, undefined, Infinity, NaN]) assert.equal(tryParseQuantity(q), undefined, JSON.stringify(q));
+});
+
+test("sums print in the canonical form", () => {
+  const cases: [string, string, string][] = [
+    ["cpu below one core stays milli", formatMilliDecimal(500n), "500m"],
+    ["cpu in whole cores drops the suffix", formatMilliDecimal(2000n), "2"],
+    ["cpu with a fraction stays milli", formatMilliDecimal(1500n), "1500m"],
+    ["many cores take a decimal suffix", formatMilliDecimal(3000000n), "3k"],
+    ["memory in mebibytes", formatBinarySI(134217728n), "128Mi"],
+    ["memory in gibibytes", formatBinarySI(2n * 1024n ** 3n), "2Gi"],
+    ["memory not a power of 1024 prints as bytes", formatBinarySI(100000000n), "100000000"],
+    ["small byte counts print plainly", formatBinarySI(512n), "512"],
+    ["pods count plainly", formatDecimal(110n), "110"],
+    ["zero", formatMilliDecimal(0n), "0"],
+  ];
+  for (const [name, got, want] of cases) assert.equal(got, want, name);
+});
