@@ -31,7 +31,8 @@ test("the seed's nginx Deployment and PropagationPolicy yield ResourceBinding ng
     const ppId = policy.metadata.labels!["propagationpolicy.karmada.io/permanent-id"]!;
     assert.equal(rb.metadata.labels?.["propagationpolicy.karmada.io/permanent-id"], ppId);
     assert.match(rb.metadata.labels?.["resourcebinding.karmada.io/permanent-id"] ?? "", /^[0-9a-f-]{36}$/);
-    assert.deepEqual(rb.metadata.annotations, { "propagationpolicy.karmada.io/namespace": "default", "propagationpolicy.karmada.io/name": "nginx-propagation" });
+    assert.deepEqual(rb.metadata.annotations, { "propagationpolicy.karmada.io/namespace": "default", "propagationpolicy.karmada.io/name": "nginx-propagation", "binding.flotilla.io/template-digest": rb.metadata.annotations?.["binding.flotilla.io/template-digest"] });
+    assert.match(rb.metadata.annotations?.["binding.flotilla.io/template-digest"] ?? "", /^[\w-]{22}$/);
 
     const claimed = (await env.store.get({ gk: DEPLOY, namespace: "default", name: "nginx" }))!;
     assert.equal(claimed.metadata.labels?.["propagationpolicy.karmada.io/permanent-id"], ppId, "the template carries the claim");
@@ -457,6 +458,40 @@ test("a scheduler write racing the detector is never lost", async () => {
     });
     assert.deepEqual(rb.spec?.clusters, [{ name: "member1", replicas: 10 }]);
     await eventually(async () => replicasOf(await env.store.get<Work>({ gk: WORK, ...work("member1") })) === 10);
+  } finally {
+    await env.close();
+  }
+});
+
+test("activationPreference Lazy: a policy change waits for the template's next change, then applies with it; a non-Lazy policy applies at once", async () => {
+  const env = await setup();
+  try {
+    const lazy = admit(nginxPropagation());
+    (lazy.spec as { activationPreference?: string }).activationPreference = "Lazy";
+    const policy = await env.store.create(lazy);
+    await env.store.create(nginxDeployment());
+    const clustersOf = (b: AnyResourceBinding | undefined) => (b?.spec?.placement?.clusterAffinity?.clusterNames ?? []).join(",");
+    await eventually(async () => clustersOf(await env.store.get<AnyResourceBinding>(NGINX_RB)) === "member1,member2", { message: "first claim takes the policy at once" });
+
+    // the policy moves to member3: the binding keeps member1,member2 while the template stays as it is
+    const ppRef = { gk: PP, namespace: "default", name: policy.metadata.name! };
+    await env.store.mutate<KubeObject>(ppRef, (cur) => ({ ...cur, spec: { ...cur.spec, placement: { clusterAffinity: { clusterNames: ["member3"] } } } }));
+    // a status-only write to the template is no template change either
+    await env.store.mutate<KubeObject>({ gk: DEPLOY, namespace: "default", name: "nginx" }, (cur) => ({ ...cur, status: { replicas: 3, readyReplicas: 3 } }), { status: true });
+    await sleep(1500);
+    assert.equal(clustersOf(await env.store.get<AnyResourceBinding>(NGINX_RB)), "member1,member2", "held back");
+
+    // the template changes: the policy's change comes with it
+    await env.store.mutate<KubeObject>({ gk: DEPLOY, namespace: "default", name: "nginx" }, (cur) => ({ ...cur, spec: { ...cur.spec, replicas: 4 } }));
+    const after = await eventually(async () => {
+      const b = await env.store.get<AnyResourceBinding>(NGINX_RB);
+      return clustersOf(b) === "member3" ? b : undefined;
+    }, { message: "the policy's change applies with the template's" });
+    assert.equal(after.spec?.replicas, 4);
+
+    // no longer Lazy: the next policy change applies at once
+    await env.store.mutate<KubeObject>(ppRef, (cur) => ({ ...cur, spec: { ...cur.spec, activationPreference: undefined, placement: { clusterAffinity: { clusterNames: ["member2"] } } } }));
+    await eventually(async () => clustersOf(await env.store.get<AnyResourceBinding>(NGINX_RB)) === "member2", { message: "a non-Lazy change applies at once" });
   } finally {
     await env.close();
   }

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
+import { GK, RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
 import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { SeenVersions, createController, renderMetrics, type Controller, type KeyVersion } from "@flotilla/runtime";
+import { Metrics, SeenVersions, createController, storedAt, type Controller, type KeyLocks, type KeyVersion } from "@flotilla/runtime";
 import { EventRecorder, type ObjectStore, type Sql } from "@flotilla/store";
 import { DEFAULT_SETTINGS, type Settings } from "./config.js";
 import { bindingController, bindingControllerName } from "./controllers/binding.js";
@@ -15,7 +15,7 @@ import { detectorName, resourceDetector } from "./controllers/detector.js";
 import { OverrideUsers } from "./controllers/overrides.js";
 import { policyController } from "./controllers/policy.js";
 import { routeWakeUp } from "./controllers/wakeups.js";
-import { GK, refKey } from "./logic/keys.js";
+import { refKey } from "./logic/keys.js";
 import { compileSkippedNamespaces, isIgnoredTemplate } from "./logic/namespaces.js";
 
 export interface AppDeps {
@@ -37,6 +37,10 @@ export interface AppDeps {
   run?: { detector?: boolean; policy?: boolean; binding?: boolean; dependencies?: boolean };
   /** Options passed to every controller (tests shrink timings). */
   controllerOptions?: { timerPollMs?: number; backoff?: { baseMs?: number; maxMs?: number }; stopTimeoutMs?: number; timeoutMs?: number };
+  /** One replica reconciles a key at a time (the process's key locks; default: none). */
+  keyLocks?: KeyLocks;
+  /** The process's metrics registry (default: one of its own). */
+  metrics?: Metrics;
 }
 
 export interface App {
@@ -45,6 +49,7 @@ export interface App {
   policy: Controller;
   binding: Controller;
   dependencies: Controller;
+  metrics: Metrics;
   readonly consumer: WakeUpConsumer | undefined;
   /** Starts the controllers and the wake-up consumer; with `listen`, the HTTP listener too. */
   start(listen?: { host: string; port: number }): Promise<{ url?: string }>;
@@ -90,7 +95,7 @@ export function buildApp(deps: AppDeps): App {
   const run = deps.run
     ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding, dependencies: !!deps.run.dependencies }
     : { detector: true, policy: true, binding: true, dependencies: true };
-  const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, ...deps.controllerOptions };
+  const common = { sql: deps.sql, log: deps.log, resyncMs: settings.resyncMs, keyLocks: deps.keyLocks, ...deps.controllerOptions };
   const backoff = deps.controllerOptions?.backoff;
   const templateGks = RESOURCE_TYPES.filter(isTemplateType).map(groupKind);
 
@@ -123,12 +128,15 @@ export function buildApp(deps: AppDeps): App {
     listKeys: () => keysOf(deps.store, [GK.resourceBinding]),
   });
   const controllers = [detector, policy, binding, dependencies];
+  const metrics = deps.metrics ?? new Metrics();
+  metrics.controllers(controllers);
+  let consumer: WakeUpConsumer | undefined;
+  metrics.consumers(settings.durable, () => (consumer ? [consumer] : []));
 
   const http: FastifyInstance = Fastify({
     loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
   });
-  let consumer: WakeUpConsumer | undefined;
   let consumerReady = false;
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");
@@ -138,7 +146,7 @@ export function buildApp(deps: AppDeps): App {
     if (!consumerReady) return reply.code(503).send("not ready: wake-up consumer not started");
     return "ok";
   });
-  http.get("/metrics", async (_req, reply) => reply.type("text/plain; version=0.0.4").send(renderMetrics(controllers)));
+  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 
   let started = false;
   return {
@@ -147,6 +155,7 @@ export function buildApp(deps: AppDeps): App {
     policy,
     binding,
     dependencies,
+    metrics,
     get consumer() {
       return consumer;
     },
@@ -165,10 +174,12 @@ export function buildApp(deps: AppDeps): App {
           concurrency: 1000,
           maxAckPending: 1000,
           log: deps.log.child({ component: "wakeups" }),
-          handler: async (w) => {
+          handler: async (w, m) => {
             const keys = await routeWakeUp(w, d);
+            const since = storedAt(m);
+            const trace = w.traceContext;
             // the wake-up's version speaks for its own object's key only (a parked key skips versions it failed on)
-            const hint = (k: string) => (k === keys.own ? { resourceVersion: w.resourceVersion } : undefined);
+            const hint = (k: string) => (k === keys.own ? { resourceVersion: w.resourceVersion, since, trace } : { since, trace });
             const waits: Promise<void>[] = [];
             if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k, hint(k)));
             if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k, hint(k)));

@@ -1,4 +1,4 @@
-import { duration, int, port, str, type ConfigOf } from "@flotilla/config";
+import { bool, duration, int, port, str, type ConfigOf } from "@flotilla/config";
 
 /** The binding service's own settings; the common ones (DATABASE_URL, NATS_URL, LOG_LEVEL, EVENTS_*, OUTBOX_RETENTION) come with runService. */
 export const configSchema = {
@@ -15,6 +15,7 @@ export const configSchema = {
   WORK_DELETING_REQUEUE: duration("5s", "how soon a binding is looked at again while a Work it needs is still being deleted"),
   POLICY_FANOUT_WAIT: duration("30s", "how long a policy change waits for the templates it touches to be reconciled before it retries"),
   POLICY_CACHE_TTL: duration("1s", "how long a list of policies read to choose the policy of an unclaimed template is reused (0 = read every time)"),
+  POLICY_PREEMPTION: bool(false, "feature gate PolicyPreemption (alpha, off upstream too): a policy with `preemption: Always` takes over templates claimed by a lower-priority policy (a PropagationPolicy also from any ClusterPropagationPolicy)"),
 };
 
 export type Config = ConfigOf<typeof configSchema>;
@@ -31,6 +32,8 @@ export interface Settings {
   workDeletingRequeueMs: number;
   policyFanoutWaitMs: number;
   policyCacheTtlMs: number;
+  /** Feature gate PolicyPreemption. */
+  policyPreemption: boolean;
   durable: string;
 }
 
@@ -45,6 +48,7 @@ export const DEFAULT_SETTINGS: Settings = settingsFrom({
   WORK_DELETING_REQUEUE: 5000,
   POLICY_FANOUT_WAIT: 30_000,
   POLICY_CACHE_TTL: 1000,
+  POLICY_PREEMPTION: false,
   CONSUMER_DURABLE: "binding",
 });
 
@@ -61,6 +65,7 @@ export function settingsFrom(
     | "WORK_DELETING_REQUEUE"
     | "POLICY_FANOUT_WAIT"
     | "POLICY_CACHE_TTL"
+    | "POLICY_PREEMPTION"
     | "CONSUMER_DURABLE"
   >,
 ): Settings {
@@ -77,6 +82,7 @@ export function settingsFrom(
     workDeletingRequeueMs: c.WORK_DELETING_REQUEUE,
     policyFanoutWaitMs: c.POLICY_FANOUT_WAIT,
     policyCacheTtlMs: c.POLICY_CACHE_TTL,
+    policyPreemption: c.POLICY_PREEMPTION,
     durable: c.CONSUMER_DURABLE,
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { pino } from "pino";
-import { applyDefaults, isNotFound, type AnyResourceBinding, type KubeObject, type TargetCluster, type Work } from "@flotilla/api";
+import { applyDefaults, isNotFound, type AnyResourceBinding, type KubeObject, type TargetCluster, type Work, rfc3339 } from "@flotilla/api";
 import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type NatsConnection, type Relay } from "@flotilla/events";
 import { ObjectStore } from "@flotilla/store";
 import { NATS_URL, freshDatabase, uniqueName, type TestDatabase } from "@flotilla/testkit";
@@ -128,7 +128,7 @@ export const WORK = "work.karmada.io/Work";
 /** What the scheduler writes: `spec.clusters`, then `status.lastScheduledTime` (and its observed generation). */
 export async function schedule(store: ObjectStore, ref: { gk: string; namespace?: string; name: string }, clusters: TargetCluster[], extra: Partial<NonNullable<AnyResourceBinding["spec"]>> = {}): Promise<AnyResourceBinding> {
   await store.mutate<AnyResourceBinding>(ref, (cur) => ({ ...cur, spec: { ...cur.spec, clusters, ...extra } }));
-  const at = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  const at = rfc3339(new Date());
   return (await store.mutate<AnyResourceBinding>(ref, (cur) => ({ ...cur, status: { ...cur.status, schedulerObservedGeneration: cur.metadata.generation, lastScheduledTime: at } }), { status: true }))!;
 }
 

@@ -2,7 +2,7 @@ import { runService } from "@flotilla/runtime";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 
-await runService("binding", configSchema, async ({ cfg, log, db, store, js, ready, starting }) => {
+await runService("binding", configSchema, async ({ cfg, log, db, store, js, metrics, ready, keyLocks, starting }) => {
   const app = buildApp({
     store,
     sql: db.sql,
@@ -12,6 +12,8 @@ await runService("binding", configSchema, async ({ cfg, log, db, store, js, read
     log,
     settings: settingsFrom(cfg),
     ready,
+    metrics,
+    keyLocks,
   });
   starting(app);
   const { url } = await app.start({ host: cfg.HOST, port: cfg.PORT });

@@ -101,9 +101,11 @@ test("an OverridePolicy changes the image for one cluster and adds a label for b
     assert.equal(image(k2), "nginx:1.27", "member2's Work is untouched");
     assert.equal(team(k2), "web");
     assert.equal(image(k1), "nginx:1.25");
-    const events = await env.store.list<KubeObject>("/Event", { namespace: "default" });
-    assert.ok(events.items.some((e) => e.reason === "ApplyOverridePolicyFailed" && (e.involvedObject as { kind: string }).kind === "Deployment"), "a Warning Event on the template");
-    assert.ok(events.items.some((e) => e.reason === "SyncWorkFailed" && (e.involvedObject as { kind: string }).kind === "ResourceBinding"), "a Warning Event on the binding");
+    // the events are recorded after the status is written: wait for them
+    const hasEvent = async (reason: string, kind: string) =>
+      (await env.store.list<KubeObject>("/Event", { namespace: "default" })).items.some((e) => e.reason === reason && (e.involvedObject as { kind: string }).kind === kind);
+    await eventually(() => hasEvent("ApplyOverridePolicyFailed", "Deployment"), { message: "a Warning Event on the template" });
+    await eventually(() => hasEvent("SyncWorkFailed", "ResourceBinding"), { message: "a Warning Event on the binding" });
 
     // fixed: every Work renders and the condition goes
     await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "nginx-override" }, (cur) => ({ ...cur, spec: overridePolicy("1.28", "staging").spec }));

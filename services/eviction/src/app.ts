@@ -1,14 +1,16 @@
 import { hostname } from "node:os";
 import Fastify, { type FastifyInstance } from "fastify";
-import type { AnyResourceBinding, Cluster, WakeUp } from "@flotilla/api";
+import { GK, ConditionReady, findCondition, type Cluster, type WakeUp } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { createController, renderMetrics, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
-import { BINDING_WITH_EVICTION_TASKS_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore } from "@flotilla/store";
+import { Metrics, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
+import { BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore } from "@flotilla/store";
 import type { Config } from "./config.js";
+import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
 import { gracefulEviction, name as CONTROLLER } from "./controllers/graceful-eviction.js";
+import { moveBack, name as MOVE_BACK_CONTROLLER } from "./controllers/move-back.js";
 import { ClusterReader } from "@flotilla/store";
-import { GK, bindingKey, keyOf } from "./controllers/keys.js";
+import { bindingKey, keyOf, listBindings } from "./controllers/keys.js";
 
 export const COMPONENT = "eviction";
 
@@ -25,19 +27,32 @@ export interface AppDeps {
   runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
   /** Readiness of the dependencies (default: the database answers within 2 s). */
   ready?: () => Promise<boolean>;
+  /** The process's metrics registry (default: one of its own). */
+  metrics?: Metrics;
 }
+
+/** The eviction service's own metric names (besides the controller runtime's). */
+export const EVICTION_METRICS = {
+  tasksRemoved: "flotilla_eviction_tasks_removed_total",
+  moveBacks: "flotilla_eviction_move_backs_total",
+} as const;
 
 export interface App {
   http: FastifyInstance;
+  metrics: Metrics;
   controller: Controller;
-  /** Starts the controller and its wake-up consumer, then reconciles every binding with tasks once. */
+  /** The application failover controller (bindings whose policy sets failover.application). */
+  applicationFailover: Controller;
+  /** The move-back controller (bindings with a placement before a failover to return to). */
+  moveBack: Controller;
+  /** Starts the controllers and their wake-up consumers, then reconciles every binding with tasks or application failover once. */
   start(): Promise<void>;
   /** Serves /healthz, /readyz and /metrics; returns the URL. */
   listen(o: { host: string; port: number }): Promise<string>;
   stop(): Promise<void>;
 }
 
-/** The eviction service: the graceful-eviction controller. */
+/** The eviction service: the graceful-eviction controller and the application failover controller. */
 export function buildApp(deps: AppDeps): App {
   const { store, cfg, log } = deps;
   const now = deps.now ?? (() => new Date());
@@ -50,22 +65,28 @@ export function buildApp(deps: AppDeps): App {
   });
 
   const clusters = new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime());
-  const bindingsWith = async (index: string) => {
-    const [rbs, crbs] = await Promise.all([
-      store.list<AnyResourceBinding>(GK.resourceBinding, { index }),
-      store.list<AnyResourceBinding>(GK.clusterResourceBinding, { index }),
-    ]);
-    return [...rbs.items, ...crbs.items].map(keyOf);
-  };
-  const controller = createController({
-    sql: store.sql,
-    log,
-    resyncMs: cfg.RESYNC_PERIOD,
-    ...deps.runtime,
-    reconciler: gracefulEviction({ store, clusters, cfg, events, now, log }),
-    concurrency: cfg.CONCURRENT_GRACEFUL_EVICTION_SYNCS,
-    listKeys: () => bindingsWith(BINDING_WITH_EVICTION_TASKS_INDEX),
-  });
+  const metrics = deps.metrics ?? new Metrics();
+  const removed = metrics.counter(EVICTION_METRICS.tasksRemoved, "Graceful-eviction tasks removed, by why (ReplacementHealthy, Timeout, SuppressDeletionFalse, ScheduledAgain).", ["why"]);
+  const bindingsWith = async (index: string) => (await listBindings(store, { index })).map(keyOf);
+  /** A controller of the bindings with the index entry `index` (its resync lists them). */
+  const bindingController = (reconciler: Reconciler<string>, concurrency: number, index: string) =>
+    createController({ sql: store.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime, reconciler, concurrency, listKeys: () => bindingsWith(index) });
+  /** A binding's wake-up is for the controller of `index` when its index hint has the entry (without a hint, always). */
+  const withIndex = (index: string) => (w: WakeUp): string[] => (w.indexKeys && !w.indexKeys.includes(index) ? [] : [bindingKey(w)]);
+  const controller = bindingController(
+    gracefulEviction({ store, clusters, cfg, events, now, log, onTaskRemoved: (why) => removed.inc({ why }) }),
+    cfg.CONCURRENT_GRACEFUL_EVICTION_SYNCS,
+    BINDING_WITH_EVICTION_TASKS_INDEX,
+  );
+  // failover.application of the bindings' policies
+  const appFailover = bindingController(applicationFailover({ store, cfg, events, now, log }), cfg.CONCURRENT_APPLICATION_FAILOVER_SYNCS, BINDING_WITH_APPLICATION_FAILOVER_INDEX);
+  const moveBacks = metrics.counter(EVICTION_METRICS.moveBacks, "Move-backs after recovery, by outcome (started, finished, reverted, dropped).", ["outcome"]);
+  // bindings with a placement to return to
+  const moveBackController = bindingController(
+    moveBack({ store, clusters, cfg, events, now, log, onOutcome: (outcome) => moveBacks.inc({ outcome }) }),
+    cfg.CONCURRENT_GRACEFUL_EVICTION_SYNCS,
+    BINDING_WITH_MOVE_BACK_INDEX,
+  );
 
   /**
    * What about a cluster can change a task's fate: whether it exists or is being deleted, its
@@ -78,7 +99,7 @@ export function buildApp(deps: AppDeps): App {
       ? "gone"
       : JSON.stringify([
           !!c.metadata.deletionTimestamp,
-          (c.status?.conditions ?? []).find((x) => x.type === "Ready")?.status ?? "",
+          findCondition(c.status?.conditions, ConditionReady)?.status ?? "",
           (c.spec?.taints ?? []).filter((t) => t.effect === "NoExecute").map((t) => `${t.key}=${t.value ?? ""}`).sort(),
         ]);
   /**
@@ -88,7 +109,7 @@ export function buildApp(deps: AppDeps): App {
    * cluster on every probe, would otherwise reconcile every such binding each time.
    */
   const map = async (w: WakeUp): Promise<string[]> => {
-    if (groupKindOf(w) !== GK.cluster) return w.indexKeys && !w.indexKeys.includes(BINDING_WITH_EVICTION_TASKS_INDEX) ? [] : [bindingKey(w)];
+    if (groupKindOf(w) !== GK.cluster) return withIndex(BINDING_WITH_EVICTION_TASKS_INDEX)(w);
     const name = w.name ?? "";
     clusters.invalidate(name);
     const sig = clusterSignature(await clusters.get(name));
@@ -100,6 +121,21 @@ export function buildApp(deps: AppDeps): App {
   };
 
   let consumer: WakeUpConsumer | undefined;
+  let appConsumer: WakeUpConsumer | undefined;
+  let moveBackConsumer: WakeUpConsumer | undefined;
+  metrics.controllers([controller, appFailover, moveBackController]);
+  metrics.consumers(COMPONENT, () => [consumer, appConsumer, moveBackConsumer].filter((c) => c !== undefined));
+  /** The wake-ups of the bindings (both kinds) with the index entry `index`, for `controller`, on a durable consumer of their own. */
+  const bindingConsumer = (js: JetStreamClient, durable: string, target: Controller, index: string) =>
+    wireWakeUps({
+      js,
+      stream: cfg.EVENTS_STREAM,
+      durable,
+      subjects: [GK.resourceBinding, GK.clusterResourceBinding].map((gk) => subjectFor(gk, cfg.EVENTS_PREFIX)),
+      controller: target,
+      map: withIndex(index),
+      log: log.child({ component: "wake-ups" }),
+    });
   let started = false;
   const http = Fastify({ logger: false });
   http.get("/healthz", async () => "ok");
@@ -108,13 +144,18 @@ export function buildApp(deps: AppDeps): App {
     if (!started) return reply.code(503).send("not ready: starting");
     return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
   });
-  http.get("/metrics", async (_req, reply) => reply.type("text/plain; version=0.0.4").send(renderMetrics([controller])));
+  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 
   return {
     http,
+    metrics,
     controller,
+    applicationFailover: appFailover,
+    moveBack: moveBackController,
     async start() {
       controller.start();
+      appFailover.start();
+      moveBackController.start();
       if (deps.js) {
         consumer = wireWakeUps({
           js: deps.js,
@@ -125,19 +166,21 @@ export function buildApp(deps: AppDeps): App {
           map,
           log: log.child({ component: "wake-ups" }),
         });
-        await consumer.ready;
+        appConsumer = bindingConsumer(deps.js, `${COMPONENT}-${APP_FAILOVER_CONTROLLER}`, appFailover, BINDING_WITH_APPLICATION_FAILOVER_INDEX);
+        moveBackConsumer = bindingConsumer(deps.js, `${COMPONENT}-${MOVE_BACK_CONTROLLER}`, moveBackController, BINDING_WITH_MOVE_BACK_INDEX);
+        await Promise.all([consumer.ready, appConsumer.ready, moveBackConsumer.ready]);
       }
-      await controller.resync();
+      await Promise.all([controller.resync(), appFailover.resync(), moveBackController.resync()]);
       started = true;
-      log.info({ controller: CONTROLLER }, "eviction started");
+      log.info({ controllers: [CONTROLLER, APP_FAILOVER_CONTROLLER, MOVE_BACK_CONTROLLER] }, "eviction started");
     },
     async listen(o) {
       return http.listen({ host: o.host, port: o.port });
     },
     async stop() {
       started = false;
-      await consumer?.stop().catch(() => {});
-      await controller.stop();
+      await Promise.allSettled([consumer?.stop(), appConsumer?.stop(), moveBackConsumer?.stop()]);
+      await Promise.allSettled([controller.stop(), appFailover.stop(), moveBackController.stop()]);
       await http.close();
     },
   };

@@ -1,4 +1,4 @@
-import { common, duration, int, port, str, type ConfigOf } from "@flotilla/config";
+import { bool, common, duration, int, port, str, type ConfigOf } from "@flotilla/config";
 
 /** Every setting of the eviction service; names follow Karmada's flags. */
 export const configSchema = {
@@ -9,6 +9,10 @@ export const configSchema = {
   CONCURRENT_GRACEFUL_EVICTION_SYNCS: int(16, { min: 1 }, "bindings reconciled at once"),
   RESYNC_PERIOD: duration("5m", "every binding with tasks is reconciled again this often (0 = never), the backstop for lost wake-ups"),
   CLUSTER_READ_TTL: duration("250ms", "workers share one read of a task's cluster this long (a Cluster wake-up forces a fresh read)"),
+  APPLICATION_FAILOVER: bool(true, "run the application failover controller (failover.application of the bindings' policies)"),
+  STATEFUL_FAILOVER_INJECTION: bool(true, "feature gate StatefulFailoverInjection: application failover carries statePreservation values into the task, and the binding controller puts them on the new copy (Karmada: alpha, off)"),
+  CONCURRENT_APPLICATION_FAILOVER_SYNCS: int(16, { min: 1 }, "bindings with application failover reconciled at once"),
+  MOVE_BACK_SURGE_TIMEOUT: duration("10m", "move-back (policy annotation failover.flotilla.io/move-back): how long the old placement and the returning copies run side by side waiting for the returning copies to be healthy before the move-back is given up"),
   EVENT_DEDUPE_WINDOW: duration("1m", "a repeated warning about the same task is recorded at most once per this window"),
 };
 

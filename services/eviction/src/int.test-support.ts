@@ -3,11 +3,11 @@ import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } fr
 import { createLogger, silentLogger } from "@flotilla/log";
 import { ObjectStore, type ObjectRef } from "@flotilla/store";
 import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
-import type { AnyResourceBinding, Cluster, GracefulEvictionTask, ResourceBindingStatus, TargetCluster } from "@flotilla/api";
+import { rfc3339, type AggregatedStatusItem, type AnyResourceBinding, type Cluster, type GracefulEvictionTask, type ResourceBindingStatus, type TargetCluster } from "@flotilla/api";
 import { buildApp, type App } from "./app.js";
 import { configSchema, type Config } from "./config.js";
 
-export const k8sNow = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+export const k8sNow = (offsetMs = 0) => rfc3339(Date.now() + offsetMs);
 
 export interface Env {
   db: TestDatabase;
@@ -87,17 +87,20 @@ export function makeBinding(name: string, replicas: number, clusters: TargetClus
   };
 }
 
-/** What the scheduler and the binding controller write once the binding is scheduled and its Works report. */
-export async function reportStatus(store: ObjectStore, name: string, health: Record<string, string>, observed = true): Promise<void> {
+/**
+ * What the scheduler and the binding controller write once the binding is scheduled and its
+ * Works report: each cluster's health, and (`status`) the resource's status there.
+ */
+export async function reportStatus(store: ObjectStore, name: string, health: Record<string, string>, observed = true, status: Record<string, NonNullable<AggregatedStatusItem["status"]>> = {}): Promise<void> {
   await store.mutate<AnyResourceBinding>(
     rbRef(name),
     (b) => {
-      const status: ResourceBindingStatus = {
+      const next: ResourceBindingStatus = {
         ...b.status,
         schedulerObservedGeneration: observed ? b.metadata.generation : (b.metadata.generation ?? 1) - 1,
-        aggregatedStatus: Object.entries(health).map(([clusterName, h]) => ({ clusterName, applied: true, health: h })),
+        aggregatedStatus: Object.entries(health).map(([clusterName, h]) => ({ clusterName, applied: true, health: h, ...(status[clusterName] ? { status: status[clusterName] } : {}) })),
       };
-      return { ...b, status };
+      return { ...b, status: next };
     },
     { status: true },
   );

@@ -1,19 +1,21 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import * as grpc from "@grpc/grpc-js";
-import { CORE, KARMADA, executionNamespace, groupKind, type KubeObject, type Work } from "@flotilla/api";
+import { randomUUID } from "node:crypto";
+import { GK, KARMADA, clusterOfExecutionNamespace, executionNamespace, groupKind, type KubeObject, type Work } from "@flotilla/api";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller } from "@flotilla/runtime";
+import { Metrics, SeenVersions, backoffDelay, createController, objectKey, wireWakeUps, type Controller } from "@flotilla/runtime";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import type { HealthResult } from "@flotilla/kube";
-import { ReadyThresholds } from "./logic/cluster-ready.js";
-import { manifestsOf, workKeyOf } from "./logic/work.js";
-import { ClusterCache, CLUSTER_GK, type ClusterTransition } from "./controllers/cluster-cache.js";
+import { ReadyThresholds } from "@flotilla/member-apply";
+import { manifestsOf, workKeyOf } from "@flotilla/member-apply";
+import { ClusterCache, type ClusterTransition } from "./controllers/cluster-cache.js";
 import { clusterStatusController } from "./controllers/cluster-status.js";
 import { estimatorHandlers, estimatorServiceDefinition } from "./controllers/estimator.js";
+import { MemberLeases } from "./controllers/member-leases.js";
 import { Members } from "./controllers/members.js";
-import { executionController, WORK_GK } from "./controllers/work.js";
-import type { HttpMembers } from "./logic/credentials.js";
+import { executionController } from "./controllers/work.js";
+import type { HttpMembers } from "@flotilla/api";
 
 /** The settings buildExecution uses (config.ts's Config satisfies it; tests pass shrunk timings). */
 export interface ExecutionSettings {
@@ -36,6 +38,12 @@ export interface ExecutionSettings {
   MEMBER_ALLOW_HTTP: HttpMembers;
   EVENTS_STREAM: string;
   EVENTS_PREFIX: string;
+  /** Each member is probed, watched and applied by one replica, by lease (false: every replica works on every member). */
+  MEMBER_SHARDING: boolean;
+  /** A member lease (and a replica heartbeat) not renewed for this long is taken over by another replica. */
+  MEMBER_LEASE_DURATION: number;
+  /** Time between two lease rounds (heartbeat, rebalance, renewal). */
+  MEMBER_LEASE_RENEW_INTERVAL: number;
 }
 
 export const DEFAULT_SETTINGS: ExecutionSettings = {
@@ -57,7 +65,13 @@ export const DEFAULT_SETTINGS: ExecutionSettings = {
   MEMBER_ALLOW_HTTP: "none",
   EVENTS_STREAM: "FLOTILLA_OBJECTS",
   EVENTS_PREFIX: "flotilla",
+  MEMBER_SHARDING: false,
+  MEMBER_LEASE_DURATION: 10_000,
+  MEMBER_LEASE_RENEW_INTERVAL: 2_000,
 };
+
+/** A replica's own wake-up consumers are deleted by the server after this long without a pull (the replica went away). */
+const OWN_CONSUMER_INACTIVE_MS = 5 * 60_000;
 
 export interface ExecutionDeps {
   store: ObjectStore;
@@ -73,7 +87,26 @@ export interface ExecutionDeps {
   durablePrefix?: string;
   /** Controller runner tuning (tests shrink the timer poll and backoff). */
   runner?: { timerPollMs?: number; backoff?: { baseMs?: number; maxMs?: number } };
+  /** The process's metrics registry (default: one of its own). */
+  metrics?: Metrics;
+  /**
+   * This replica's name among the execution replicas (member leases, its own wake-up consumers).
+   * Keep it across restarts of one replica (main uses host name and port) so that a restarted
+   * replica takes its members back at once; default: a random one.
+   */
+  replica?: string;
 }
+
+/** The execution service's own metric names (besides the controller runtime's). */
+export const EXECUTION_METRICS = {
+  clusters: "flotilla_execution_clusters",
+  probeDuration: "flotilla_execution_member_probe_duration_seconds",
+  probeFailures: "flotilla_execution_member_probe_failures_total",
+  estimatorCallDuration: "flotilla_execution_estimator_call_duration_seconds",
+  ownedClusters: "flotilla_execution_owned_clusters",
+  leaseChanges: "flotilla_execution_member_lease_changes_total",
+  leaseFailedRounds: "flotilla_execution_member_lease_failed_rounds_total",
+} as const;
 
 export interface Execution {
   http: FastifyInstance;
@@ -82,6 +115,11 @@ export interface Execution {
   clusterStatus: Controller;
   clusters: ClusterCache;
   members: Members;
+  metrics: Metrics;
+  /** The member leases of this replica (undefined with MEMBER_SHARDING off: every member is this replica's). */
+  leases?: MemberLeases;
+  /** Whether this replica works on the member now. */
+  owns(cluster: string): boolean;
   /** Probe latencies observed since start (ms), for the load test and metrics. */
   probes: { count: number; failures: number; latenciesMs: number[]; lastErrors: string[]; lastAt: Map<string, number> };
   /** Starts caches, controllers, consumers and servers. `port`/`estimatorPort` 0 = any free port, undefined = not served. */
@@ -89,23 +127,50 @@ export interface Execution {
   stop(): Promise<void>;
 }
 
-const SECRET_GK = groupKind(CORE.secret);
-
 export function buildExecution(deps: ExecutionDeps): Execution {
   const s: ExecutionSettings = { ...DEFAULT_SETTINGS, ...deps.settings };
   const log = deps.log;
   const worksSeen = new SeenVersions();
   const clustersSeen = new SeenVersions();
   const probes = { count: 0, failures: 0, latenciesMs: [] as number[], lastErrors: [] as string[], lastAt: new Map<string, number>() };
-  const probeBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-  const probeHist = { counts: new Array<number>(probeBuckets.length).fill(0), sum: 0, count: 0 };
-  const estimatorCalls = { count: 0, sumMs: 0 };
+  const metrics = deps.metrics ?? new Metrics();
+  const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  const probeDuration = metrics.histogram(EXECUTION_METRICS.probeDuration, "Latency of member health probes (/readyz, falling back to /healthz).", buckets);
+  const probeFailures = metrics.counter(EXECUTION_METRICS.probeFailures, "Probes that found a member unreachable or unhealthy.");
+  const estimatorCalls = metrics.histogram(EXECUTION_METRICS.estimatorCallDuration, "Estimator calls answered, by how long they took.", buckets);
   // eslint-disable-next-line prefer-const
   let works: Controller;
+  // eslint-disable-next-line prefer-const
+  let clusterStatus: Controller;
+  const replica = deps.replica ?? `execution-${randomUUID().slice(0, 8)}`;
+  // a renewal more often than a third of the lease keeps a lease through two failed rounds
+  const renewMs = Math.max(50, Math.min(s.MEMBER_LEASE_RENEW_INTERVAL, Math.floor(s.MEMBER_LEASE_DURATION / 3)));
+  const leases = s.MEMBER_SHARDING
+    ? new MemberLeases({
+        sql: deps.sql,
+        replica,
+        leaseMs: s.MEMBER_LEASE_DURATION,
+        renewMs,
+        members: () => clusters.names(),
+        log: log.child({ component: "member-leases", replica }),
+        onAcquired: (cluster, first) => {
+          // taken over from a replica that was smoothing its Ready condition: go on smoothing
+          if (!first) thresholds.continueFrom(cluster, clusters.get(cluster)?.cluster.status?.conditions);
+          clusterStatus.add(cluster);
+          if (first) fanOut(cluster, "start");
+          else retrying(cluster, "take-over", () => takeOver(cluster));
+        },
+        onReleased: (cluster) => {
+          members.stopWatching(cluster);
+          thresholds.forget(cluster);
+        },
+      })
+    : undefined;
+  const owns = (cluster: string): boolean => !leases || leases.owns(cluster);
 
   const members = new Members({
     log: log.child({ component: "members" }),
-    client: { timeoutMs: s.MEMBER_REQUEST_TIMEOUT, maxSockets: s.MEMBER_MAX_SOCKETS },
+    client: { timeoutMs: s.MEMBER_REQUEST_TIMEOUT, maxSockets: s.MEMBER_MAX_SOCKETS, userAgent: `flotilla-execution/${replica}` },
     watchTimeoutSeconds: Math.max(1, Math.round(s.MEMBER_WATCH_TIMEOUT / 1000)),
     onObject: (cluster, _type, obj: KubeObject) => {
       const key = workKeyOf(obj);
@@ -126,9 +191,9 @@ export function buildExecution(deps: ExecutionDeps): Execution {
    */
   type Why = ClusterTransition | "start" | "reconnect" | "new-client";
   const reconcileMember = async (cluster: string, why: Why) => {
-    const { items } = await deps.store.list<Work>(WORK_GK, { namespace: executionNamespace(cluster) });
+    const { items } = await deps.store.list<Work>(GK.work, { namespace: executionNamespace(cluster) });
     const entry = clusters.get(cluster);
-    if ((why === "start" || why === "ready" || why === "new-client") && items.length && entry?.ready && !entry.deleting && entry.endpoint.ok) {
+    if ((why === "start" || why === "ready" || why === "new-client") && items.length && entry?.ready && !entry.pull && !entry.deleting && entry.endpoint.ok) {
       const kinds = new Map<string, { apiVersion: string; kind: string }>();
       for (const w of items) {
         if (w.metadata.deletionTimestamp) continue;
@@ -142,9 +207,58 @@ export function buildExecution(deps: ExecutionDeps): Execution {
   };
 
   const fanOut = (cluster: string, t: Why) => {
-    if (t === "ready") members.kick(cluster);
     if (t === "gone") members.drop(cluster);
-    void reconcileMember(cluster, t).catch((e) => log.warn({ err: e, cluster }, "listing the works of a cluster failed"));
+    if (!owns(cluster)) return;
+    if (t === "ready") members.kick(cluster);
+    retrying(cluster, t, () => reconcileMember(cluster, t));
+  };
+
+  /**
+   * Runs a comparison of a member's Works, and runs it again with a growing delay (0.5 .. 30 s)
+   * while it fails (Postgres away or out of connections, the member not answering its lists):
+   * nothing else would wake those Works before the periodic resync. Given up once this replica
+   * stops or no longer owns the member.
+   */
+  const retryTimers = new Set<NodeJS.Timeout>();
+  let stopping = false;
+  /** Runs `fn` after `ms`, unless the service stops first. */
+  const later = (ms: number, fn: () => void): void => {
+    const t = setTimeout(() => {
+      retryTimers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    retryTimers.add(t);
+  };
+  const retrying = (cluster: string, why: string, run: () => Promise<void>, failures = 0): void => {
+    run().catch((e: unknown) => {
+      if (stopping || !owns(cluster)) return;
+      const retryInMs = backoffDelay(failures + 1, { baseMs: 500, maxMs: 30_000 });
+      log.warn({ err: e, cluster, reason: why, failures: failures + 1, retryInMs }, "comparing the works of a cluster with the member failed; retrying");
+      later(retryInMs, () => retrying(cluster, why, run, failures + 1));
+    });
+  };
+
+  /**
+   * A member taken over from another replica: its Works are compared with it as at a start, but
+   * only once it answers. While the Cluster still says Ready (the last owner's word) and the
+   * member does not answer, comparing would mark its Works not Applied on the strength of a
+   * probe the Ready thresholds have not weighed yet; they keep what they say, and the member is
+   * asked again every WORK_RETRY_INTERVAL until it answers or its Ready condition turns (which
+   * reconciles its Works by itself).
+   */
+  const takeOver = async (cluster: string): Promise<void> => {
+    if (!owns(cluster)) return;
+    const entry = clusters.get(cluster);
+    if (entry?.ready && !entry.pull && !entry.deleting && entry.endpoint.ok) {
+      const h = await members.client(cluster, entry.endpoint.endpoint).health({ timeoutMs: s.CLUSTER_PROBE_TIMEOUT });
+      if (!h.healthy && clusters.get(cluster)?.ready) {
+        log.info({ cluster }, "member taken over does not answer; its works are compared once it does");
+        later(s.WORK_RETRY_INTERVAL, () => retrying(cluster, "take-over", () => takeOver(cluster)));
+        return;
+      }
+    }
+    await reconcileMember(cluster, "start");
   };
 
   const clusters = new ClusterCache(deps.store, { refreshMs: s.CLUSTER_CACHE_REFRESH, log: log.child({ component: "cluster-cache" }), onTransition: fanOut, policy: { allowHttp: s.MEMBER_ALLOW_HTTP } });
@@ -152,12 +266,20 @@ export function buildExecution(deps: ExecutionDeps): Execution {
 
   const runner = { timerPollMs: deps.runner?.timerPollMs, backoff: deps.runner?.backoff };
   works = createController({
-    reconciler: executionController({ store: deps.store, clusters, members, seen: worksSeen, retryMs: s.WORK_RETRY_INTERVAL, listWaitMs: s.MEMBER_REQUEST_TIMEOUT }),
+    reconciler: executionController({ store: deps.store, clusters, members, seen: worksSeen, retryMs: s.WORK_RETRY_INTERVAL, listWaitMs: s.MEMBER_REQUEST_TIMEOUT, owns }),
     sql: deps.sql,
     log,
     concurrency: s.WORK_CONCURRENCY,
     resyncMs: s.WORK_RESYNC_PERIOD,
-    listKeys: async () => (await deps.store.list(WORK_GK)).items.filter((w) => (w.metadata.namespace ?? "").startsWith("karmada-es-")).map((w) => objectKey({ namespace: w.metadata.namespace, name: w.metadata.name })),
+    // sharded, a Work's retry belongs to its member's owner (a new owner compares all its Works)
+    ...(leases ? { timerScope: replica } : {}),
+    listKeys: async () =>
+      (await deps.store.list(GK.work)).items
+        .filter((w) => {
+          const cluster = clusterOfExecutionNamespace(w.metadata.namespace ?? "");
+          return cluster !== undefined && owns(cluster);
+        })
+        .map((w) => objectKey({ namespace: w.metadata.namespace, name: w.metadata.name })),
     ...runner,
   });
 
@@ -166,19 +288,17 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     probes.lastAt.set(cluster, Date.now());
     if (!h?.healthy) {
       probes.failures++;
+      probeFailures.inc();
       probes.lastErrors.push(`${cluster}: ${h ? (h.error ?? `HTTP ${h.statusCode} from ${h.path}`) : "no client"}`);
       if (probes.lastErrors.length > 20) probes.lastErrors.shift();
     }
     if (h) {
       probes.latenciesMs.push(h.latencyMs);
       if (probes.latenciesMs.length > 10_000) probes.latenciesMs.splice(0, 5_000);
-      const sec = h.latencyMs / 1000;
-      probeHist.sum += sec;
-      probeHist.count++;
-      for (let i = 0; i < probeBuckets.length; i++) if (sec <= probeBuckets[i]!) probeHist.counts[i]!++;
+      probeDuration.observe(h.latencyMs / 1000);
     }
   };
-  const clusterStatus = createController({
+  clusterStatus = createController({
     reconciler: clusterStatusController({
       store: deps.store,
       clusters,
@@ -187,12 +307,14 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       seen: clustersSeen,
       cfg: { updateFrequencyMs: s.CLUSTER_STATUS_UPDATE_FREQUENCY, probeTimeoutMs: s.CLUSTER_PROBE_TIMEOUT, discoveryRefreshMs: s.CLUSTER_DISCOVERY_REFRESH },
       onProbe,
+      owns,
     }),
     sql: deps.sql,
     log,
     concurrency: s.CLUSTER_STATUS_CONCURRENCY,
     resyncMs: Math.max(60_000, s.CLUSTER_STATUS_UPDATE_FREQUENCY * 6),
-    listKeys: async () => (await deps.store.list(CLUSTER_GK)).items.map((c) => c.metadata.name ?? ""),
+    ...(leases ? { timerScope: replica } : {}),
+    listKeys: async () => (await deps.store.list(GK.cluster)).items.map((c) => c.metadata.name ?? "").filter(owns),
     timeoutMs: Math.max(30_000, s.CLUSTER_PROBE_TIMEOUT * 4),
     timerPollMs: deps.runner?.timerPollMs ?? Math.max(10, Math.min(250, Math.floor(s.CLUSTER_STATUS_UPDATE_FREQUENCY / 4))),
     backoff: deps.runner?.backoff,
@@ -206,10 +328,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
       members,
       cfg: { timeoutMs: s.ESTIMATOR_TIMEOUT, maxSnapshotAgeMs: s.ESTIMATOR_SNAPSHOT_MAX_AGE },
       log: log.child({ component: "estimator" }),
-      onCall: (ms) => {
-        estimatorCalls.count++;
-        estimatorCalls.sumMs += ms;
-      },
+      onCall: (ms) => estimatorCalls.observe(ms / 1000),
     }),
   );
 
@@ -217,29 +336,26 @@ export function buildExecution(deps: ExecutionDeps): Execution {
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");
   http.get("/readyz", async (_req, reply) => ((await (deps.ready?.() ?? Promise.resolve(true)).catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable")));
-  http.get("/metrics", async (_req, reply) => {
-    const lines = [
-      "# HELP flotilla_execution_clusters Clusters known to this replica.",
-      "# TYPE flotilla_execution_clusters gauge",
-      `flotilla_execution_clusters ${clusters.names().length}`,
-      "# HELP flotilla_execution_cluster_probe_seconds Latency of member health probes.",
-      "# TYPE flotilla_execution_cluster_probe_seconds histogram",
-      ...probeBuckets.map((b, i) => `flotilla_execution_cluster_probe_seconds_bucket{le="${b}"} ${probeHist.counts[i]}`),
-      `flotilla_execution_cluster_probe_seconds_bucket{le="+Inf"} ${probeHist.count}`,
-      `flotilla_execution_cluster_probe_seconds_sum ${probeHist.sum}`,
-      `flotilla_execution_cluster_probe_seconds_count ${probeHist.count}`,
-      "# HELP flotilla_execution_cluster_probe_failures_total Probes that found a member unreachable or unhealthy.",
-      "# TYPE flotilla_execution_cluster_probe_failures_total counter",
-      `flotilla_execution_cluster_probe_failures_total ${probes.failures}`,
-      "# HELP flotilla_execution_estimator_calls_total Estimator calls answered.",
-      "# TYPE flotilla_execution_estimator_calls_total counter",
-      `flotilla_execution_estimator_calls_total ${estimatorCalls.count}`,
-      `flotilla_execution_estimator_call_seconds_sum ${estimatorCalls.sumMs / 1000}`,
-    ];
-    return reply.type("text/plain; version=0.0.4").send(renderMetrics([works, clusterStatus]) + lines.join("\n") + "\n");
+  metrics.gauge(EXECUTION_METRICS.clusters, "Clusters known to this replica.", [], function () {
+    this.set(clusters.names().length);
   });
+  metrics.gauge(EXECUTION_METRICS.ownedClusters, "Member clusters this replica probes, watches and applies (its leases).", [], function () {
+    this.set(leases ? leases.owned().length : clusters.names().length);
+  });
+  metrics.counter(EXECUTION_METRICS.leaseChanges, "Member leases this replica took or gave up.", ["change"], function () {
+    this.reset();
+    this.inc({ change: "acquired" }, leases?.stats.acquired ?? 0);
+    this.inc({ change: "released" }, leases?.stats.released ?? 0);
+  });
+  metrics.counter(EXECUTION_METRICS.leaseFailedRounds, "Lease rounds that could not reach the database.", [], function () {
+    this.reset();
+    this.inc(leases?.stats.failedRounds ?? 0);
+  });
+  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 
   const consumers: WakeUpConsumer[] = [];
+  metrics.controllers([works, clusterStatus]);
+  metrics.consumers(deps.durablePrefix ?? "execution", () => consumers);
   let grpcBound = false;
   let started = false;
 
@@ -250,27 +366,41 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     clusterStatus,
     clusters,
     members,
+    metrics,
+    leases,
+    owns,
     probes,
     async start(o = {}) {
       started = true;
       await clusters.start();
       works.start();
       clusterStatus.start();
-      void clusterStatus.resync().catch(() => {});
-      // nothing is taken from an earlier life: every member is compared with its Works now
-      for (const cluster of clusters.names()) fanOut(cluster, "start");
+      if (leases) {
+        // each member this replica takes is compared with its Works then (onAcquired)
+        await leases.start();
+      } else {
+        void clusterStatus.resync().catch(() => {});
+        // nothing is taken from an earlier life: every member is compared with its Works now
+        for (const cluster of clusters.names()) fanOut(cluster, "start");
+      }
       if (deps.js) {
         const prefix = s.EVENTS_PREFIX;
-        const durable = deps.durablePrefix ?? "execution";
+        // Sharded, a wake-up must reach the replica that owns its member: every replica has its
+        // own consumers (from the moment it starts; taking a member compares all its Works
+        // anyway) and keeps the wake-ups of its members; without sharding the replicas share one.
+        const durable = leases ? `${deps.durablePrefix ?? "execution"}-${replica.replace(/[^A-Za-z0-9_-]/g, "_")}` : (deps.durablePrefix ?? "execution");
+        const own = leases ? { ownConsumer: { inactiveThresholdMs: OWN_CONSUMER_INACTIVE_MS } } : {};
         consumers.push(
           wireWakeUps({
             js: deps.js,
             stream: s.EVENTS_STREAM,
             durable: `${durable}-works`,
-            subject: subjectFor(WORK_GK, prefix),
+            subject: subjectFor(GK.work, prefix),
             controller: works,
+            ...own,
             map: (w) => {
-              if (!(w.namespace ?? "").startsWith("karmada-es-")) return [];
+              const cluster = clusterOfExecutionNamespace(w.namespace ?? "");
+              if (cluster === undefined || !owns(cluster)) return [];
               const key = objectKey(w);
               return worksSeen.covers(key, w.resourceVersion) ? [] : [key];
             },
@@ -282,10 +412,15 @@ export function buildExecution(deps: ExecutionDeps): Execution {
             durable: `${durable}-clusters`,
             subject: subjectFor(groupKind(KARMADA.cluster), prefix),
             controller: clusterStatus,
+            ...own,
             map: async (w) => {
               const name = w.name ?? "";
               if (clustersSeen.covers(name, w.resourceVersion)) return [];
               await clusters.fresh(name); // the reconcile (and the Works) read the cache
+              if (leases && !leases.owns(name)) {
+                leases.nudge(); // a new member is taken at once rather than at the next round
+                return [];
+              }
               return [name];
             },
             log: log.child({ component: "wakeups" }),
@@ -294,12 +429,13 @@ export function buildExecution(deps: ExecutionDeps): Execution {
             js: deps.js,
             stream: s.EVENTS_STREAM,
             durable: `${durable}-secrets`,
-            subject: subjectFor(SECRET_GK, prefix),
+            subject: subjectFor(GK.secret, prefix),
             controller: clusterStatus,
+            ...own,
             map: async (w) => {
               const names = clusters.referencing(w.namespace ?? "", w.name ?? "");
               for (const n of names) await clusters.fresh(n);
-              return names;
+              return names.filter(owns);
             },
             log: log.child({ component: "wakeups" }),
           }),
@@ -319,8 +455,13 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     },
     async stop() {
       if (!started) return;
+      stopping = true;
+      for (const t of retryTimers) clearTimeout(t);
+      retryTimers.clear();
       await Promise.allSettled(consumers.map((c) => c.stop({ timeoutMs: 2000 })));
       await Promise.allSettled([works.stop(), clusterStatus.stop()]);
+      // only once nothing runs: the members are free for the other replicas at once
+      await leases?.stop();
       clusters.stop();
       await members.close();
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));

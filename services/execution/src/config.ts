@@ -1,4 +1,4 @@
-import { duration, int, oneOf, port, str } from "@flotilla/config";
+import { bool, duration, int, oneOf, port, str } from "@flotilla/config";
 
 /**
  * The execution service's own settings (runService adds the shared ones: DATABASE_URL, NATS_URL,
@@ -24,5 +24,9 @@ export const configSchema = {
   MEMBER_WATCH_TIMEOUT: duration("5m", "member watches end after this and the informer lists again"),
   ESTIMATOR_TIMEOUT: duration("3s", "upper bound of one estimator call when the caller's deadline is later"),
   MEMBER_ALLOW_HTTP: oneOf(["none", "loopback", "any"] as const, "none", "plain-http spec.apiEndpoint allowed (the member's token then travels in clear): none, loopback (a local simulator) or any; https is always allowed, link-local addresses never"),
+  MEMBER_SHARDING: bool(false, "each member cluster is probed, watched and applied by one execution replica at a time, by lease (false: every replica works on every member)"),
+  MEMBER_LEASE_DURATION: duration("10s", "a replica that stops renewing (dead, or cut off from Postgres) has its members taken over after this; it stops working on them MEMBER_LEASE_RENEW_INTERVAL earlier"),
+  MEMBER_LEASE_RENEW_INTERVAL: duration("2s", "time between two lease rounds of a replica (heartbeat, rebalance, renewal); at most a third of MEMBER_LEASE_DURATION is used"),
+  REPLICA_NAME: str("", "this replica's name among the execution replicas (unique; kept across its restarts); empty: <host name>-<PORT>"),
   ESTIMATOR_SNAPSHOT_MAX_AGE: duration("15s", "a member's nodes and pods (refreshed by every status probe) older than this are listed again before an estimate"),
 };

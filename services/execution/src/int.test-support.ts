@@ -31,10 +31,10 @@ export interface Harness {
   /** The running execution service (replaced by `restart`). */
   readonly exec: Execution;
   estimatorAddress: string;
-  /** Stops the execution service; `startAgain` then runs a new one on the same database and stream. */
+  /** Stops the execution service; `startAgain` then runs a new one on the same database and stream (through `store` when given: a wrapper that fails on purpose, say). */
   stopExecution(): Promise<void>;
   /** A new execution service (fresh memory: no clients, informers or records) on the same database and stream. */
-  startAgain(): Promise<Execution>;
+  startAgain(o?: { store?: ObjectStore }): Promise<Execution>;
   /** Creates the Secret (karmada-cluster/<name>, data.token) and the Cluster for a simulated member. */
   join(name: string, o?: { token?: string }): Promise<Cluster>;
   /** Creates a Work for `cluster` holding `manifests`, with the execution finalizer as the binding controller sets it. */
@@ -54,9 +54,9 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
   const relay = startRelay({ sql: db.sql, nc, stream, prefix, pollMs: 20, retentionMs: 0 });
   const store = new ObjectStore(db.sql);
   const sim = await startSimulator({ admin: false, defaults: { readyDelayMs: o.readyDelayMs ?? 50 }, clusters: o.clusters });
-  const build = () =>
+  const build = (over?: ObjectStore) =>
     buildExecution({
-      store,
+      store: over ?? store,
       sql: db.sql,
       js: jetstream(nc),
       log,
@@ -87,9 +87,9 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
       if (running) await exec.stop();
       running = false;
     },
-    async startAgain() {
+    async startAgain(so) {
       if (running) await exec.stop();
-      exec = build();
+      exec = build(so?.store);
       running = true;
       await exec.start();
       return exec;

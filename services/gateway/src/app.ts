@@ -1,7 +1,8 @@
+import { Metrics, SpanKind, tracer } from "@flotilla/runtime";
+import { SpanStatusCode, context, trace, type Span } from "@opentelemetry/api";
 import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
 import * as grpc from "@grpc/grpc-js";
-import { Registry, collectDefaultMetrics, Counter, Histogram } from "prom-client";
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
 import { ObjectApi, type AdmissionSettings } from "./objects.js";
@@ -9,14 +10,16 @@ import { GuardedObjectApi } from "./admission/object-api.js";
 import { MAX_REQUEST_BYTES } from "@flotilla/api";
 import { BODY_MEDIA_TYPES, mediaType, registerKubeRoutes } from "./http/routes.js";
 import { UnsupportedMediaTypeError, toHttpError } from "./logic/status.js";
-import { openApiDocument } from "./logic/openapi.js";
+import { registerOpenApiRoutes } from "./http/openapi.js";
 import { docsPage } from "./http/docs.js";
 import { portalPage } from "./http/portal.js";
 import { objectServiceDefinition, objectServiceHandlers } from "./grpc.js";
 import { registerSimulationRoutes, schedulerClient, type SimulationClient } from "./http/simulations.js";
-import { Gatekeeper, apiForUser, grpcGuard, registerAuth, type LimitSettings } from "./http/auth.js";
+import { Gatekeeper, apiForUser, grpcGuard, registerAuth, registerTokenRequests, type LimitSettings } from "./http/auth.js";
 import { openAuditLog, type AuditLog } from "./auth/audit.js";
 import type { Access } from "./auth/access.js";
+import { startEventCollector, type EventCollector, type EventCollectorOptions } from "./event-ttl.js";
+import { registerClusterProxy, type ClusterProxySettings } from "./http/proxy.js";
 
 export interface GatewayDeps {
   store: ObjectStore;
@@ -35,12 +38,26 @@ export interface GatewayDeps {
   version?: string;
   /** The scheduler's Simulate API behind POST .../simulations: a client, or its gRPC address (host:port). */
   scheduler?: SimulationClient | string;
+  /** Events are deleted this long after they were last seen (EVENT_TTL); absent or 0: kept. Runs from start() to stop(). */
+  eventTtl?: Pick<EventCollectorOptions, "ttlMs" | "everyMs" | "batch" | "election">;
+  /** The cluster proxy's endpoint rules and wait (default: https members only, 10 s). */
+  proxy?: ClusterProxySettings;
+  /** The process's metrics registry (default: one of its own). */
+  metrics?: Metrics;
 }
+
+/** The gateway's own metric names. */
+export const GATEWAY_METRICS = {
+  requests: "flotilla_gateway_requests_total",
+  requestDuration: "flotilla_gateway_request_duration_seconds",
+  eventsExpired: "flotilla_gateway_events_expired_total",
+} as const;
 
 export interface Gateway {
   http: FastifyInstance;
   api: ObjectApi;
   grpcServer: grpc.Server;
+  metrics: Metrics;
   /** Listens on host:port (REST) and host:grpcPort (gRPC; 0 = none). Returns the bound addresses. */
   start(o: { host: string; port: number; grpcPort?: number }): Promise<{ url: string; grpcAddress?: string }>;
   stop(): Promise<void>;
@@ -86,19 +103,28 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   http.removeAllContentTypeParsers();
   http.addContentTypeParser([...BODY_MEDIA_TYPES], { parseAs: "string" }, (_req, body, done) => done(null, body));
 
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const requests = new Counter({ name: "flotilla_gateway_requests_total", help: "HTTP requests by method and code", labelNames: ["method", "code"], registers: [registry] });
-  const latency = new Histogram({
-    name: "flotilla_gateway_request_duration_seconds",
-    help: "HTTP request latency",
-    labelNames: ["method"],
-    buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
-    registers: [registry],
+  const metrics = deps.metrics ?? new Metrics();
+  const requests = metrics.counter(GATEWAY_METRICS.requests, "HTTP requests by method and code", ["method", "code"]);
+  const latency = metrics.histogram(GATEWAY_METRICS.requestDuration, "HTTP request latency", [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1], ["method"]);
+  const eventsExpired = metrics.counter(GATEWAY_METRICS.eventsExpired, "Events deleted after EVENT_TTL");
+  // a span per request (a no-op while tracing is off); the handler runs in its context, so the
+  // store keeps it on the outbox row of each write and the services it wakes continue the trace
+  const spans = new WeakMap<object, Span>();
+  http.addHook("preHandler", (req, _reply, done) => {
+    const route = req.routeOptions.url ?? "unknown";
+    const span = tracer().startSpan(`${req.method} ${route}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method, "http.route": route, "url.path": req.url.split("?")[0]! } });
+    spans.set(req, span);
+    context.with(trace.setSpan(context.active(), span), done);
   });
   http.addHook("onResponse", async (req, reply) => {
     requests.inc({ method: req.method, code: String(reply.statusCode) });
     latency.observe({ method: req.method }, reply.elapsedTime / 1000);
+    const span = spans.get(req);
+    if (span) {
+      span.setAttribute("http.response.status_code", reply.statusCode);
+      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
   });
 
   http.setErrorHandler((err, req, reply) => {
@@ -113,17 +139,18 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   const gate = new Gatekeeper({ access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits });
   registerAuth(http, gate);
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
+  if (deps.access.serviceAccounts) registerTokenRequests(http, api, deps.access.serviceAccounts);
+  const proxy = registerClusterProxy(http, { store: deps.store, gate, settings: deps.proxy ?? { allowHttp: "none", timeoutMs: 10_000 } });
   const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
   registerSimulationRoutes(http, scheduler);
-  const openapi = openApiDocument(deps.version ?? "0.1.0");
-  http.get("/openapi.json", async () => openapi);
+  registerOpenApiRoutes(http, deps.version ?? "0.1.0");
   http.get("/docs", async (_req, reply) => reply.type("text/html").send(docsPage()));
   http.get("/", async (_req, reply) => reply.type("text/html").send(portalPage()));
   http.get("/version", async () => ({ major: "1", minor: "29", gitVersion: `v1.29.0-flotilla.${deps.version ?? "0.1.0"}`, platform: `${process.platform}/${process.arch}` }));
   http.get("/healthz", async () => "ok");
   http.get("/livez", async () => "ok");
   http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable")));
-  http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 
   // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
   const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
@@ -131,12 +158,15 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   grpcServer.addService(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGate.guard, grpcGate.done));
 
   let grpcBound = false;
+  let collector: EventCollector | undefined;
   return {
     http,
     api,
     grpcServer,
+    metrics,
     async start(o) {
       await deps.access.authorizer.start();
+      if (deps.eventTtl?.ttlMs) collector ??= startEventCollector({ store: deps.store, log: deps.log, ...deps.eventTtl, onDeleted: (n) => eventsExpired.inc(n) });
       const url = await http.listen({ host: o.host, port: o.port });
       let grpcAddress: string | undefined;
       if (o.grpcPort !== undefined && o.grpcPort >= 0) {
@@ -151,9 +181,16 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     async stop() {
       if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
       await http.close();
+      await collector?.stop();
+      proxy.close();
       await deps.access.authorizer.stop();
       await gate.g.audit.close();
       if (typeof deps.scheduler === "string") scheduler?.close?.();
     },
   };
 }
+
+// what tests outside this service need to build a gateway with identities of their own
+export { RbacAuthorizer, TokenFileAuthenticator } from "./auth/access.js";
+export { ServiceAccountTokens, ensureSigningKey } from "./auth/serviceaccounts.js";
+export { unionAuthenticator } from "./auth/oidc.js";

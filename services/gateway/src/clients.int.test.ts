@@ -1,4 +1,4 @@
-import { after, before, describe, test, type TestContext } from "node:test";
+import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as k8s from "@kubernetes/client-node";
-import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { eventually, freshDatabase, kubectlOr, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
 import { injectAsAdmin, testTls, TOKENS, testGatewayDeps } from "./access.test-support.js";
 import { buildGateway, type Gateway } from "./app.js";
@@ -17,14 +17,6 @@ const EXAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../
 
 const CONFIGMAPS = Array.from({ length: 45 }, (_, i) => `cm-${String(i).padStart(2, "0")}`);
 
-async function hasKubectl(): Promise<boolean> {
-  try {
-    await run("kubectl", ["version", "--client"]);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("stock Kubernetes clients against the gateway", () => {
   let db: TestDatabase;
@@ -34,13 +26,6 @@ describe("stock Kubernetes clients against the gateway", () => {
   let tls: Awaited<ReturnType<typeof testTls>>;
   /** kubectl against this gateway as the admin, over TLS. */
   const kubectl = (...args: string[]) => run("kubectl", [`--server=${url}`, `--token=${TOKENS.admin}`, `--certificate-authority=${tls.certFile}`, ...args], { env: { ...process.env, KUBECONFIG: "/dev/null" } });
-  /** Whether kubectl is there (required in CI; skips the test elsewhere). */
-  const kubectlOr = async (t: TestContext) => {
-    if (await hasKubectl()) return true;
-    if (process.env.CI) assert.fail("kubectl is required in CI (.ci/run installs Debian's kubernetes-client)");
-    t.skip("kubectl not installed");
-    return false;
-  };
   before(async () => {
     db = await freshDatabase();
     store = new ObjectStore(db.sql);
@@ -61,13 +46,13 @@ describe("stock Kubernetes clients against the gateway", () => {
 
   test("kubectl apply creates the seed's Deployment and policy, a second apply of an edited file updates them", async (t) => {
     if (!(await kubectlOr(t))) return;
-    const first = await kubectl("apply", "--validate=false", "-f", path.join(EXAMPLES, "failover.yaml"));
+    const first = await kubectl("apply", "-f", path.join(EXAMPLES, "failover.yaml"));
     assert.match(first.stdout, /deployment.apps\/nginx created/);
     assert.match(first.stdout, /propagationpolicy.policy.karmada.io\/nginx-propagation created/);
     const dir = await mkdtemp(path.join(tmpdir(), "flotilla-"));
     const edited = (await readFile(path.join(EXAMPLES, "failover.yaml"), "utf8")).replace("replicas: 3", "replicas: 4").replace("weight: 2", "weight: 3");
     await writeFile(path.join(dir, "edited.yaml"), edited);
-    const second = await kubectl("apply", "--validate=false", "-f", path.join(dir, "edited.yaml"));
+    const second = await kubectl("apply", "-f", path.join(dir, "edited.yaml"));
     assert.match(second.stdout, /deployment.apps\/nginx configured/);
     assert.match(second.stdout, /nginx-propagation configured/);
     const dep = JSON.parse((await kubectl("get", "deployment", "nginx", "-n", "default", "-o", "json")).stdout);

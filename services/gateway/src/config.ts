@@ -1,12 +1,17 @@
-import { bool, int, port, str } from "@flotilla/config";
+import { bool, duration, int, oneOf, port, str } from "@flotilla/config";
 
 export const configSchema = {
   HOST: str("127.0.0.1", "address the REST and gRPC servers listen on"),
   PORT: port(8080, "REST port"),
   GRPC_PORT: port(9090, "gRPC port (0 disables)"),
-  SCHEDULER_GRPC_URL: str("127.0.0.1:9092", "host:port of the scheduler's gRPC API, which answers POST /apis/scheduling.flotilla.io/v1alpha1/simulations"),
+  SCHEDULER_GRPC_URL: str("127.0.0.1:9092", "host:port of the scheduler's gRPC API, which answers POST /apis/scheduling.flotilla.io/v1alpha1/simulations and /failuresimulations"),
   DEFAULT_NOT_READY_TOLERATION_SECONDS: int(300, { min: 0 }, "tolerationSeconds of the not-ready NoExecute toleration added to every policy"),
   DEFAULT_UNREACHABLE_TOLERATION_SECONDS: int(300, { min: 0 }, "tolerationSeconds of the unreachable NoExecute toleration added to every policy"),
+  ALLOW_NO_EXECUTE_TAINT_POLICY: bool(false, "ClusterTaintPolicies may set NoExecute taints, which evict workloads (karmada-webhook's --allow-no-execute-taint-policy)"),
+  CLUSTER_RESOURCE_MODELING_DEFAULTS: bool(
+    false,
+    "a Cluster created without spec.resourceModels gets Karmada's nine default grades (cpu 0-1-2-4-…-128, memory 0-4Gi-16Gi-…-1024Gi), as Karmada's CustomizedClusterResourceModeling gate does; off: only models a user sets are counted, so every other cluster's estimate stays on its resourceSummary",
+  ),
   TOKEN_AUTH_FILE: str("", 'bearer tokens, one `token,user,uid,"group1,group2"` per line (kube-apiserver\'s --token-auth-file); this or OIDC_ISSUER_URL is required'),
   TLS_CERT_FILE: str("", "serving certificate (PEM) of the REST and gRPC servers; without it and TLS_KEY_FILE they speak plaintext, which is allowed only on a loopback HOST"),
   TLS_KEY_FILE: str("", "private key (PEM) of TLS_CERT_FILE"),
@@ -24,5 +29,14 @@ export const configSchema = {
   RATE_LIMIT_QPS: int(50, { min: 0 }, "sustained requests per second per user (system:masters exempt); 0 unlimited"),
   RATE_LIMIT_BURST: int(200, { min: 1 }, "requests a user may make at once above the sustained rate"),
   MAX_WATCHES_PER_USER: int(100, { min: 0 }, "open watches per user (system:masters exempt); 0 unlimited"),
+  SERVICE_ACCOUNT_KEY_FILE: str("", "P-256 private keys (PEM) that sign and verify service account tokens (TokenRequest, `kubectl create token`); the first signs, the others still verify (rotation); every gateway replica reads the same file; empty: no service account tokens"),
+  SERVICE_ACCOUNT_KEY_CREATE: bool(false, "when SERVICE_ACCOUNT_KEY_FILE does not exist, create it (mode 0600) with one new key"),
+  SERVICE_ACCOUNT_ISSUER: str("https://flotilla.local", "the `iss` of service account tokens (--service-account-issuer)"),
+  API_AUDIENCES: str("", "comma-separated audiences a service account token must carry one of, and the default audience of new ones (--api-audiences); empty: SERVICE_ACCOUNT_ISSUER"),
+  SERVICE_ACCOUNT_MAX_TOKEN_EXPIRATION: duration("24h", "longest lifetime of a requested service account token; longer requests are cut to it (--service-account-max-token-expiration)"),
+  EVENT_TTL: duration("1h", "Events (core/v1, events.k8s.io) are deleted this long after they were last seen (kube-apiserver's --event-ttl); one gateway replica at a time collects them; 0 keeps them"),
+  MEMBER_ALLOW_HTTP: oneOf(["none", "loopback", "any"] as const, "none", "plain-http spec.apiEndpoint the cluster proxy may forward to (the member's token then travels in clear): none, loopback (a local simulator) or any; the execution service's rule, set both alike"),
+  TUNNEL_RECHECK_INTERVAL: duration("30s", "how often an open agent tunnel is admitted again (token, RBAC, cluster in Pull mode): a revoked token or permission closes it within this time"),
+  MEMBER_REQUEST_TIMEOUT: duration("10s", "how long the cluster proxy waits for a member to start answering (watches and logs then stream without limit)"),
   TOKEN_AUTH_FILE_CREATE: bool(false, "when TOKEN_AUTH_FILE does not exist, create it (mode 0600) with one random token of user admin in group system:masters"),
 };

@@ -2,6 +2,7 @@ import * as grpc from "@grpc/grpc-js";
 import { create, fromJson, toJson, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import {
   ClusterOverridePolicySchema,
+  ClusterTaintPolicySchema,
   ClusterPropagationPolicySchema,
   ClusterResourceBindingSchema,
   ClusterSchema,
@@ -9,11 +10,13 @@ import {
   ObjectSchema,
   ObjectService,
   OverridePolicySchema,
+  PlacementChangeListSchema,
   PropagationPolicySchema,
   ResourceBindingSchema,
   WatchEventSchema,
   WorkSchema,
   grpcServiceDefinition,
+  type HistoryRequest,
   type ListRequest,
   type Object$,
   type ObjectKey,
@@ -21,6 +24,7 @@ import {
 import { BadRequestError, InvalidError, KARMADA, apiVersionOf, checkDocument, resourceByKind, type FieldError, type KubeObject, type ResourceType } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { toHttpError } from "./logic/status.js";
+import { hasPlacementHistory } from "./logic/placement-history.js";
 import { checkKey, checkParameters, type ObjectApi, type Scope } from "./objects.js";
 
 const CASES: Record<string, { case: NonNullable<Object$["object"]["case"]>; schema: DescMessage; type: ResourceType }> = {
@@ -29,6 +33,7 @@ const CASES: Record<string, { case: NonNullable<Object$["object"]["case"]>; sche
   ClusterPropagationPolicy: { case: "clusterPropagationPolicy", schema: ClusterPropagationPolicySchema, type: KARMADA.clusterPropagationPolicy },
   OverridePolicy: { case: "overridePolicy", schema: OverridePolicySchema, type: KARMADA.overridePolicy },
   ClusterOverridePolicy: { case: "clusterOverridePolicy", schema: ClusterOverridePolicySchema, type: KARMADA.clusterOverridePolicy },
+  ClusterTaintPolicy: { case: "clusterTaintPolicy", schema: ClusterTaintPolicySchema, type: KARMADA.clusterTaintPolicy },
   ResourceBinding: { case: "resourceBinding", schema: ResourceBindingSchema, type: KARMADA.resourceBinding },
   ClusterResourceBinding: { case: "clusterResourceBinding", schema: ClusterResourceBindingSchema, type: KARMADA.clusterResourceBinding },
   Work: { case: "work", schema: WorkSchema, type: KARMADA.work },
@@ -162,6 +167,13 @@ export function objectServiceHandlers(log: Logger, guard: CallGuard, done: (md: 
         continue: r.continue ?? "",
         remainingItemCount: r.remainingItemCount === undefined ? undefined : BigInt(r.remainingItemCount),
       });
+    }),
+    history: unary(async (req: HistoryRequest, md) => {
+      const s = scopeOf(req.key);
+      if (!hasPlacementHistory(s.type)) throw new BadRequestError(`${s.type.kind} has no placement history: only ResourceBinding and ClusterResourceBinding do`, [{ field: "key.kind", reason: "FieldValueNotSupported", message: "must be ResourceBinding or ClusterResourceBinding" }]);
+      const api = await guard(md, "get", s, req.key!.name, "history");
+      const list = await api.history(s, req.key!.name, { limit: Number(req.limit) });
+      return fromJson(PlacementChangeListSchema, list as unknown as JsonValue, { ignoreUnknownFields: true });
     }),
     create: unary(async (req: { object?: Object$ }, md) => {
       const { object, scope } = fromProtoObject(req.object);

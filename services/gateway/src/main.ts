@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
-import { ConfigError } from "@flotilla/config";
+import { ConfigError, type ConfigOf } from "@flotilla/config";
+import type { Logger } from "@flotilla/log";
+import type { ObjectStore } from "@flotilla/store";
 import { runService } from "@flotilla/runtime";
 import { configSchema } from "./config.js";
 import { buildGateway } from "./app.js";
@@ -7,9 +9,10 @@ import { RbacAuthorizer, TokenFileAuthenticator } from "./auth/access.js";
 import { ensureServingCert, ensureTokenFile, isLoopback } from "./auth/bootstrap.js";
 import { openAuditLog } from "./auth/audit.js";
 import { OidcAuthenticator, unionAuthenticator } from "./auth/oidc.js";
+import { ServiceAccountTokens, ensureSigningKey } from "./auth/serviceaccounts.js";
 import { DEFAULT_LIMITS } from "./http/auth.js";
 
-await runService("gateway", configSchema, async ({ cfg, log, store, ready, starting }) => {
+await runService("gateway", configSchema, async ({ cfg, log, store, metrics, ready, starting }) => {
   if (!cfg.TOKEN_AUTH_FILE && !cfg.OIDC_ISSUER_URL) {
     throw new ConfigError(['neither TOKEN_AUTH_FILE nor OIDC_ISSUER_URL is set: every request is authenticated; give a token file (token,user,uid,"groups" per line, or TOKEN_AUTH_FILE_CREATE=true to have one created) or an OIDC issuer']);
   }
@@ -28,7 +31,8 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready, start
         jwksUrl: cfg.OIDC_JWKS_URL || undefined,
       })
     : undefined;
-  const authenticator = unionAuthenticator(...[tokens, oidc].filter((a): a is NonNullable<typeof a> => !!a));
+  const serviceAccounts = cfg.SERVICE_ACCOUNT_KEY_FILE ? await serviceAccountTokens(cfg, store, log) : undefined;
+  const authenticator = unionAuthenticator(...[tokens, oidc, serviceAccounts].filter((a): a is NonNullable<typeof a> => !!a));
   if (!cfg.TLS_CERT_FILE !== !cfg.TLS_KEY_FILE) throw new ConfigError(["TLS_CERT_FILE and TLS_KEY_FILE go together"]);
   if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new ConfigError([`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`]);
   if (cfg.TLS_CERT_FILE && cfg.TLS_CERT_CREATE && (await ensureServingCert(cfg.TLS_CERT_FILE, cfg.TLS_KEY_FILE, [cfg.HOST, ...cfg.TLS_CERT_HOSTS.split(",").map((h) => h.trim())]))) log.warn({ cert: cfg.TLS_CERT_FILE }, "created a self-signed serving certificate");
@@ -36,12 +40,21 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready, start
   const gateway = buildGateway({
     store,
     log,
-    settings: { notReadyTolerationSeconds: cfg.DEFAULT_NOT_READY_TOLERATION_SECONDS, unreachableTolerationSeconds: cfg.DEFAULT_UNREACHABLE_TOLERATION_SECONDS },
+    metrics,
+    settings: {
+      notReadyTolerationSeconds: cfg.DEFAULT_NOT_READY_TOLERATION_SECONDS,
+      unreachableTolerationSeconds: cfg.DEFAULT_UNREACHABLE_TOLERATION_SECONDS,
+      allowNoExecuteTaintPolicy: cfg.ALLOW_NO_EXECUTE_TAINT_POLICY,
+      placementHistory: { retentionMs: cfg.PLACEMENT_HISTORY_RETENTION, maxEntries: cfg.PLACEMENT_HISTORY_MAX_ENTRIES },
+      clusterResourceModelingDefaults: cfg.CLUSTER_RESOURCE_MODELING_DEFAULTS,
+    },
     ready,
     scheduler: cfg.SCHEDULER_GRPC_URL,
-    access: { authenticator, authorizer: new RbacAuthorizer(store, log) },
+    access: { authenticator, authorizer: new RbacAuthorizer(store, log), serviceAccounts },
     tls,
+    proxy: { allowHttp: cfg.MEMBER_ALLOW_HTTP, timeoutMs: cfg.MEMBER_REQUEST_TIMEOUT, tunnelRecheckMs: cfg.TUNNEL_RECHECK_INTERVAL },
     audit: openAuditLog(cfg.AUDIT_LOG_PATH),
+    eventTtl: { ttlMs: cfg.EVENT_TTL },
     limits: { ratePerSecond: cfg.RATE_LIMIT_QPS, burst: cfg.RATE_LIMIT_BURST, watchesPerUser: cfg.MAX_WATCHES_PER_USER, failedAuthPerSecond: DEFAULT_LIMITS.failedAuthPerSecond },
   });
   starting(gateway);
@@ -51,6 +64,17 @@ await runService("gateway", configSchema, async ({ cfg, log, store, ready, start
   log.info({ url, grpcAddress, tokens: tokens?.size ?? 0, oidc: cfg.OIDC_ISSUER_URL || "off" }, "gateway listening");
   return gateway;
 });
+
+async function serviceAccountTokens(cfg: ConfigOf<typeof configSchema>, store: ObjectStore, log: Logger): Promise<ServiceAccountTokens> {
+  const file = cfg.SERVICE_ACCOUNT_KEY_FILE;
+  if (cfg.SERVICE_ACCOUNT_KEY_CREATE && (await ensureSigningKey(file))) log.warn({ file }, "created a service account signing key");
+  const audiences = cfg.API_AUDIENCES.split(",").map((a) => a.trim()).filter(Boolean);
+  try {
+    return await ServiceAccountTokens.fromFile(store, file, cfg.SERVICE_ACCOUNT_ISSUER, { audiences: audiences.length ? audiences : [cfg.SERVICE_ACCOUNT_ISSUER], defaultSeconds: 3600, maxSeconds: Math.max(600, Math.floor(cfg.SERVICE_ACCOUNT_MAX_TOKEN_EXPIRATION / 1000)) });
+  } catch (e) {
+    throw new ConfigError([`SERVICE_ACCOUNT_KEY_FILE ${file}: ${(e as Error).message}`]);
+  }
+}
 
 function tokenFile(path: string): TokenFileAuthenticator {
   try {

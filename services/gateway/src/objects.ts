@@ -8,9 +8,12 @@ import {
   applyDefaults,
   checkDocument,
   decodeTyped,
+  dropUnknownFields,
   groupKind,
+  microTime,
   parseApiVersion,
   permanentIDLabel,
+  schemaFor,
   stringProblem,
   validateObject,
   type KubeObject,
@@ -18,10 +21,24 @@ import {
 } from "@flotilla/api";
 import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
 import { applyPatch, jsonPatchErrors, type PatchType } from "./logic/patch.js";
+import type { FieldValidation } from "./logic/field-validation.js";
+import { hasPlacementHistory, placementHistoryList, type PlacementHistoryList } from "./logic/placement-history.js";
 
 export interface AdmissionSettings {
   notReadyTolerationSeconds: number;
   unreachableTolerationSeconds: number;
+  /** karmada-webhook's --allow-no-execute-taint-policy: ClusterTaintPolicies may set NoExecute taints (default false). */
+  allowNoExecuteTaintPolicy?: boolean;
+  /**
+   * What a binding's placement history shows (PLACEMENT_HISTORY_RETENTION, _MAX_ENTRIES): changes
+   * younger than `retentionMs`, at most the newest `maxEntries` (0: no bound). Default: all kept.
+   */
+  placementHistory?: { retentionMs: number; maxEntries: number };
+  /**
+   * CLUSTER_RESOURCE_MODELING_DEFAULTS (Karmada's CustomizedClusterResourceModeling gate): a
+   * Cluster created without `spec.resourceModels` gets upstream's nine default grades (default false).
+   */
+  clusterResourceModelingDefaults?: boolean;
 }
 
 export interface Scope {
@@ -69,6 +86,9 @@ export function checkParameters(params: Record<string, unknown>): void {
 export class ObjectApi {
   /** Runs on every object about to be created or updated, after admission (see withWriteCheck). */
   protected writeCheck?: WriteCheck;
+  /** What admission does with unknown fields of the typed kinds (see withFieldValidation). */
+  protected fieldValidation: FieldValidation = "Strict";
+  protected warn?: (text: string) => void;
 
   constructor(
     private readonly store: ObjectStore,
@@ -82,6 +102,15 @@ export class ObjectApi {
    */
   withWriteCheck(check: WriteCheck): this {
     return Object.assign(Object.create(this) as this, { writeCheck: check });
+  }
+
+  /**
+   * This API for one request with Kubernetes' `fieldValidation`: Strict (the default) refuses
+   * unknown fields of the typed kinds (422 naming each), Warn drops them and passes each to
+   * `warn` ('unknown field "spec.x"'), Ignore drops them.
+   */
+  withFieldValidation(directive: FieldValidation, warn?: (text: string) => void): this {
+    return Object.assign(Object.create(this) as this, { fieldValidation: directive, warn });
   }
 
   get(s: Scope, name: string): Promise<KubeObject> {
@@ -105,7 +134,7 @@ export class ObjectApi {
   async create(s: Scope, body: unknown): Promise<KubeObject> {
     let obj = this.envelope(s, body, undefined);
     if (s.type.statusSubresource) delete obj.status;
-    obj = this.admit(s.type, obj);
+    obj = this.admit(s.type, obj, { create: true });
     this.writeCheck?.(s, obj);
     return this.store.create(obj);
   }
@@ -117,7 +146,7 @@ export class ObjectApi {
     if (subresource) {
       // only the status is taken from the request (none clears it); it is checked as part of the stored object
       const { status: _stored, ...rest } = current;
-      obj = this.admit(s.type, { ...rest, ...(obj.status === undefined ? {} : { status: obj.status }), metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, true);
+      obj = this.admit(s.type, { ...rest, ...(obj.status === undefined ? {} : { status: obj.status }), metadata: { ...current.metadata, resourceVersion: obj.metadata.resourceVersion ?? "" } }, { statusOnly: true });
       return this.store.updateStatus(obj);
     }
     const idLabel = permanentIDLabel(s.type.kind);
@@ -169,6 +198,28 @@ export class ObjectApi {
     return stored;
   }
 
+  /**
+   * The binding's placement changes, oldest first (the newest `limit`, 0 or absent: all the
+   * history keeps): a PlacementChangeList. NotFoundError for a kind without history or no such
+   * binding; a `limit` that is not a non-negative integer is an InvalidError naming it.
+   */
+  async history(s: Scope, name: string, q: { limit?: number } = {}): Promise<PlacementHistoryList> {
+    if (!hasPlacementHistory(s.type)) throw new NotFoundError({ group: s.type.group, kind: `${s.type.kind}/history`, name });
+    if (q.limit !== undefined && (!Number.isSafeInteger(q.limit) || q.limit < 0)) {
+      throw new InvalidError({ group: "meta.k8s.io", kind: "ListOptions" }, [{ field: "limit", reason: "FieldValueInvalid", message: "must be a non-negative integer" }]);
+    }
+    const kept = this.settings.placementHistory;
+    const max = kept?.maxEntries ?? 0;
+    const limit = q.limit && max ? Math.min(q.limit, max) : q.limit || max;
+    const r = await this.store.placementHistory({ gk: groupKind(s.type), namespace: s.namespace, name }, { limit, maxAgeMs: kept?.retentionMs ?? 0 });
+    return placementHistoryList(s.type, { namespace: s.namespace, name, uid: r.uid }, r.records.map((x) => ({ ...x, time: microTime(x.time) })));
+  }
+
+  /** This API for one request on behalf of `user`: its writes are recorded as the user's (e.g. in a binding's placement history). */
+  asUser(user: string): this {
+    return Object.assign(Object.create(this) as this, { store: this.store.as(`user:${user}`) });
+  }
+
   delete(s: Scope, name: string, preconditions: { resourceVersion?: string; uid?: string } = {}): Promise<KubeObject | undefined> {
     return this.store.delete({ gk: groupKind(s.type), namespace: s.namespace, name }, preconditions);
   }
@@ -207,18 +258,30 @@ export class ObjectApi {
     return { ...body, apiVersion, kind, metadata } as KubeObject;
   }
 
-  /** Decode strictly (typed kinds), default like Karmada's webhooks, then validate. */
-  private admit(t: ResourceType, obj: KubeObject, statusOnly = false): KubeObject {
-    let out = t.typed ? decodeTyped(t, obj) : obj;
+  /**
+   * Decode strictly (typed kinds; unknown fields dropped first unless fieldValidation is Strict),
+   * default like Karmada's webhooks (a status write: none; some defaults, such as a Cluster's
+   * default resource models, only on create), then validate.
+   */
+  private admit(t: ResourceType, obj: KubeObject, o: { statusOnly?: boolean; create?: boolean } = {}): KubeObject {
+    const statusOnly = o.statusOnly ?? false;
+    const schema = schemaFor(t);
+    if (schema && this.fieldValidation !== "Strict") {
+      const { value, dropped } = dropUnknownFields(schema, obj);
+      if (this.fieldValidation === "Warn") for (const p of dropped) this.warn?.(`unknown field "${p}"`);
+      obj = value as KubeObject;
+    }
+    let out = schema ? decodeTyped(t, obj) : obj;
     if (!statusOnly) {
       out = applyDefaults(out, {
         now: this.now(),
         uuid: randomUUID,
         notReadyTolerationSeconds: this.settings.notReadyTolerationSeconds,
         unreachableTolerationSeconds: this.settings.unreachableTolerationSeconds,
+        defaultClusterResourceModels: (o.create ?? false) && (this.settings.clusterResourceModelingDefaults ?? false),
       });
     }
-    validateObject(t, out);
+    validateObject(t, out, { allowNoExecuteTaintPolicy: this.settings.allowNoExecuteTaintPolicy ?? false });
     return out;
   }
 }

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { eventually } from "@flotilla/testkit";
 import { PolicyPlacementAnnotation, type AnyResourceBinding, type GracefulEvictionTask } from "@flotilla/api";
 import { binding, cluster, notReadyNoSchedule, placements } from "./fixtures.test-support.js";
 import { scheduledCondition, startHarness, targets, type Harness } from "./harness.test-support.js";
@@ -205,10 +206,49 @@ describe("dynamic weights: scale up and down keep the placement", () => {
     const b = await h.until(key, (x) => scheduledCondition(x)?.reason === "Unschedulable");
     assert.match(scheduledCondition(b)!.message!, /Clusters available replicas 10 are not enough to schedule/);
     assert.equal(b.spec?.clusters, undefined);
-    assert.equal(h.app.metrics.render({ unschedulable: 0, clusters: 0, assumedPods: 0, leading: true }).includes('result="Unschedulable"'), true);
+    assert.match(await h.app.registry.text(), /^flotilla_scheduler_schedule_total\{result="Unschedulable"\} [1-9]\d*$/m);
     await h.mutateCluster("small", (c) => (c.status!.resourceSummary!.allocatable!.pods = "200"));
     const ok = await h.until(key, scheduled);
     assert.deepEqual(targets(ok), ["small:100"]);
+  });
+});
+
+describe("the scale-up example: dynamic weights add replicas on top of the current placement, as Karmada", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+    await h.createCluster(cluster("m1", { pods: 10 }));
+    await h.createCluster(cluster("m2", { pods: 20 }));
+    await h.createCluster(cluster("m3", { pods: 30 }));
+  });
+  after(() => h.close());
+
+  test("2/4/6 scaled to 24 on equal spare capacity is 6/8/10; back to 12 it is 3/4/5", async () => {
+    const key = "default/app-deployment";
+    await h.createBinding(binding("app", { replicas: 12, placement: placements.dynamic(["m1", "m2", "m3"]) }));
+    const first = await h.until(key, scheduled);
+    assert.deepEqual(targets(first), ["m1:2", "m2:4", "m3:6"], "12 by capacity 10:20:30");
+
+    // every cluster now has room for 100 more: the 12 added replicas split 4/4/4 and are added
+    for (const n of ["m1", "m2", "m3"]) await h.mutateCluster(n, (c) => (c.status!.resourceSummary!.allocatable!.pods = "100"));
+    await eventually(() => ["m1", "m2", "m3"].every((n) => h.app.clusters.get(n)?.status?.resourceSummary?.allocatable?.pods === "100"), { message: "the snapshot sees the new capacity" });
+    await h.store.mutate(refOf(key), (b: AnyResourceBinding) => ({ ...b, spec: { ...b.spec, replicas: 24 } }));
+    const up = await h.until(key, (x) => scheduled(x) && x.spec?.replicas === 24);
+    assert.deepEqual(targets(up), ["m1:6", "m2:8", "m3:10"]);
+    assert.equal(up.status?.schedulingDiagnosis?.trigger, "replicasChanged");
+    assert.deepEqual(
+      up.status?.schedulingDiagnosis?.feasible?.map((f) => [f.name, f.allocatableReplicas]),
+      [
+        ["m3", 100],
+        ["m2", 100],
+        ["m1", 100],
+      ],
+    );
+
+    // scale down divides by the current replicas, whatever the capacity
+    await h.store.mutate(refOf(key), (b: AnyResourceBinding) => ({ ...b, spec: { ...b.spec, replicas: 12 } }));
+    const down = await h.until(key, (x) => scheduled(x) && x.spec?.replicas === 12);
+    assert.deepEqual(targets(down), ["m1:3", "m2:4", "m3:5"]);
   });
 });
 

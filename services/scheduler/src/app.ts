@@ -1,9 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import * as grpc from "@grpc/grpc-js";
-import type { AnyResourceBinding } from "@flotilla/api";
+import { GK, type AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Informer, SeenVersions, createController, objectKey, renderMetrics, wireWakeUps, type Controller, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
+import { Informer, Metrics, SeenVersions, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
 import { startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
@@ -12,10 +12,11 @@ import { clusterKeys } from "./controllers/fan-out.js";
 import { SchedulerMetrics } from "./controllers/metrics.js";
 import { bindingScheduler, type BindingStore, type SchedulerSettings } from "./controllers/scheduler.js";
 import { simulator } from "./controllers/simulate.js";
+import { failureSimulator } from "./controllers/simulate-failure.js";
 import { BindingTracker } from "./controllers/tracker.js";
 import { schedulerServiceDefinition, schedulerServiceHandlers } from "./grpc.js";
 import { AssumedLedger, bindingLoad } from "./logic/assumed.js";
-import { CLUSTER_GK, CRB_GK, RB_GK, bindingKey } from "./logic/keys.js";
+import { bindingKey } from "./logic/keys.js";
 
 export interface AppSettings extends SchedulerSettings {
   /** Bindings scheduled at once. */
@@ -53,9 +54,13 @@ export interface AppDeps {
   ready?: () => Promise<boolean>;
   /** Binding reads and writes; default `store` (tests interpose here). */
   bindings?: BindingStore;
+  /** One replica reconciles a binding at a time, a leader that lost its lock included (the process's key locks; default: none). */
+  keyLocks?: KeyLocks;
   /** JetStream durable consumer name shared by the replicas (default "scheduler"). */
   durable?: string;
   clock?: () => Date;
+  /** The process's metrics registry (default: one of its own). */
+  registry?: Metrics;
 }
 
 export interface SchedulerApp {
@@ -68,8 +73,12 @@ export interface SchedulerApp {
   clusters: ClusterCache;
   ledger?: AssumedLedger;
   metrics: SchedulerMetrics;
+  /** The registry /metrics serves (the controller runtime's metrics and the scheduler's). */
+  registry: Metrics;
   /** Answers a Simulation object (what the gRPC Simulate serves). */
   simulate(body: unknown): Promise<Record<string, unknown>>;
+  /** Answers a FailureSimulation object (what the gRPC SimulateFailure serves). */
+  simulateFailure(body: unknown): Promise<Record<string, unknown>>;
   /** Loads the cluster snapshot, starts the controller and the consumers, then listens (grpcPort 0 = no gRPC). */
   start(o: { host: string; port: number; grpcPort?: number }): Promise<{ url: string; grpcAddress?: string }>;
   stop(): Promise<void>;
@@ -84,6 +93,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
 
   const log = deps.log;
   const metrics = new SchedulerMetrics();
+  const registry = deps.registry ?? new Metrics();
   const tracker = new BindingTracker();
   const seen = new SeenVersions();
   const clusters = new ClusterCache(deps.store, { refreshMs: s.clusterRefreshMs, log: log.child({ component: "clusters" }) });
@@ -103,31 +113,34 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     ledger &&
     new Informer<undefined>({
       store: deps.store,
-      gk: [RB_GK, CRB_GK],
+      gk: [GK.resourceBinding, GK.clusterResourceBinding],
       transform: () => undefined,
       log: log.child({ component: "bindings" }),
       onEvent: (e) => ledger.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
     });
-  const newController = () => createController({
+  const newController = () => withMetrics(createController({
     reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, seen, metrics, settings: s, clock: deps.clock }),
     sql: deps.sql,
     log,
+    keyLocks: deps.keyLocks,
     concurrency: s.concurrency,
     resyncMs: s.resyncMs,
     // with versions: a binding parked after a terminal failure is resynced only once it changed
     listKeys: async () => {
       const keys: KeyVersion[] = [];
-      for (const gk of [RB_GK, CRB_GK]) for await (const b of await deps.store.listStream<AnyResourceBinding>(gk)) keys.push({ key: bindingKey(b), resourceVersion: b.metadata.resourceVersion });
+      for (const gk of [GK.resourceBinding, GK.clusterResourceBinding]) for await (const b of await deps.store.listStream<AnyResourceBinding>(gk)) keys.push({ key: bindingKey(b), resourceVersion: b.metadata.resourceVersion });
       return keys;
     },
-  });
+  }));
+  // every term's controller counts in the same families (their totals add up)
+  const withMetrics = (c: Controller) => (registry.controllers([c]), c);
   let controller = newController();
 
   const fanOut = clusterKeys({ clusters, store: deps.store, tracker, schedulerName: s.schedulerName });
   const map: KeyMapper = (w) => {
     const gk = groupKindOf(w);
-    if (gk === CLUSTER_GK) return fanOut(w.name ?? "");
-    if (gk !== RB_GK && gk !== CRB_GK) return [];
+    if (gk === GK.cluster) return fanOut(w.name ?? "");
+    if (gk !== GK.resourceBinding && gk !== GK.clusterResourceBinding) return [];
     const key = objectKey(w);
     // a version decided on, or (upstream's predicate) a change that left the spec as decided on
     if (w.type !== "DELETED" && (seen.covers(key, w.resourceVersion) || (w.type === "MODIFIED" && seen.sameGeneration(key, w.generation)))) {
@@ -137,6 +150,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     return [{ key, resourceVersion: w.resourceVersion }];
   };
   const simulate = simulator({ clusters, estimates, ledger, plugins: s.plugins, metrics, clock: deps.clock });
+  const simulateFailure = failureSimulator({ clusters, store: deps.store, ledger, plugins: s.plugins, schedulerName: s.schedulerName, metrics, clock: deps.clock });
 
   const assumedPods = () => {
     let n = 0;
@@ -164,7 +178,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
       js: deps.js,
       stream: deps.stream,
       durable: deps.durable ?? SCHEDULER_DURABLE,
-      subjects: [RB_GK, CRB_GK, CLUSTER_GK].map((gk) => subjectFor(gk, deps.prefix)),
+      subjects: [GK.resourceBinding, GK.clusterResourceBinding, GK.cluster].map((gk) => subjectFor(gk, deps.prefix)),
       controller,
       map,
       log: log.child({ component: "wakeups" }),
@@ -185,14 +199,12 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     const ok = await (deps.ready ?? (async () => true))().catch(() => false);
     return ok ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
   });
-  http.get("/metrics", async (_req, reply) =>
-    reply
-      .type("text/plain; version=0.0.4")
-      .send(renderMetrics([controller]) + metrics.render({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods(), leading: leading() })),
-  );
+  metrics.register(registry, () => ({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods(), leading: leading() }));
+  registry.consumers(deps.durable ?? SCHEDULER_DURABLE, () => (consumer ? [consumer] : []));
+  http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.text()));
 
   const grpcServer = new grpc.Server();
-  grpcServer.addService(schedulerServiceDefinition, schedulerServiceHandlers(simulate, log.child({ component: "grpc" })));
+  grpcServer.addService(schedulerServiceDefinition, schedulerServiceHandlers(simulate, log.child({ component: "grpc" }), simulateFailure));
   let grpcBound = false;
 
   const leading = () => (election ? election.leading : started);
@@ -208,7 +220,9 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     clusters,
     ledger,
     metrics,
+    registry,
     simulate,
+    simulateFailure,
     async start(o) {
       await clusters.start();
       await bindingInformer?.start();
@@ -247,3 +261,4 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     },
   };
 }
+export { SCHEDULER_METRICS } from "./controllers/metrics.js";

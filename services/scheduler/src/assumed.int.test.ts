@@ -1,11 +1,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { AnyResourceBinding, Placement } from "@flotilla/api";
+import { GK, type AnyResourceBinding, type Placement } from "@flotilla/api";
 import { eventually } from "@flotilla/testkit";
 import { binding, cluster } from "./fixtures.test-support.js";
 import type { SchedulerApp } from "./app.js";
 import { startHarness, type Harness } from "./harness.test-support.js";
-import { RB_GK, refOfKey } from "./logic/keys.js";
+import { refOfKey } from "./logic/keys.js";
 
 // Ten clusters with room for 20 replicas of 100m each (2 cpu); bindings of 3 replicas over
 // exactly 2 clusters, created at once. Nothing reports back unless a test writes the status, so
@@ -20,7 +20,7 @@ const placement: Placement = {
 const scheduledOk = (b: AnyResourceBinding) => !!b.status?.conditions?.some((c) => c.type === "Scheduled" && c.status === "True");
 
 async function bindings(h: Harness, prefix: string): Promise<AnyResourceBinding[]> {
-  return (await h.store.list<AnyResourceBinding>(RB_GK)).items.filter((b) => b.metadata.name!.startsWith(prefix));
+  return (await h.store.list<AnyResourceBinding>(GK.resourceBinding)).items.filter((b) => b.metadata.name!.startsWith(prefix));
 }
 
 function perCluster(bs: AnyResourceBinding[]): Map<string, number> {
@@ -91,7 +91,7 @@ describe("the assumed ledger: a burst is spread by what it assigned, not piled o
 
   test("deleting bindings gives their load back at once", async () => {
     // (the extra binding may have found room meanwhile: its retries see the load settle)
-    for (const b of await bindings(h, "")) await h.store.delete({ gk: RB_GK, namespace: "default", name: b.metadata.name! });
+    for (const b of await bindings(h, "")) await h.store.delete({ gk: GK.resourceBinding, namespace: "default", name: b.metadata.name! });
     await eventually(() => Object.keys(loads(h)).length === 0, { timeoutMs: 5000, message: "no load left" });
   });
 });

@@ -6,7 +6,7 @@ import type { AppSettings } from "./app.js";
 export const configSchema = {
   HOST: str("127.0.0.1", "address the HTTP (health, metrics) and gRPC (Simulate) servers listen on"),
   PORT: port(8082, "HTTP port: /healthz, /readyz, /metrics"),
-  SCHEDULER_GRPC_PORT: port(9092, "gRPC port of flotilla.scheduler.v1.SchedulerService (Simulate); 0 disables"),
+  SCHEDULER_GRPC_PORT: port(9092, "gRPC port of flotilla.scheduler.v1.SchedulerService (Simulate, SimulateFailure); 0 disables"),
   SCHEDULER_NAME: str(DefaultSchedulerName, "bindings whose spec.schedulerName is this (empty counts as default-scheduler) are scheduled here"),
   PLUGINS: str("*", "enabled scheduler plugins: * for all, Name to add, -Name to disable (e.g. *,-ClusterLocality)"),
   CONCURRENCY: int(32, { min: 1 }, "bindings scheduled at once"),
@@ -22,6 +22,7 @@ export const configSchema = {
   ASSUMED_LEDGER: bool(true, "count replicas assigned to a cluster against its capacity until the member reports them (off: Karmada's behaviour, where a burst reads the same stale capacity)"),
   ASSUMED_SETTLE_PERIOD: duration("30s", "replicas the scheduler assigned stay counted against their cluster's capacity until the member reports them running and this long after; must exceed the age of the capacity reports (execution's CLUSTER_STATUS_UPDATE_FREQUENCY and ESTIMATOR_SNAPSHOT_MAX_AGE)"),
   LEADER_ELECT: bool(true, "one replica schedules at a time, the others stand by and take over within seconds when it goes (Karmada's --leader-elect); the assumed ledger is exact only in one process"),
+  BINDING_UPDATE_DEBOUNCE: duration("0s", "an update of a placed binding's replicas or placement waits this long after it is first seen, so that a replica count and policy weights applied in separate calls are scheduled once (Karmada #7805); failover (evictions, clusters deleting or gone, Unschedulable retries) is never delayed; 0 disables"),
   RESYNC: duration("10m", "every binding is looked at again this often (0 disables)"),
   DIAGNOSIS_MAX_FEASIBLE: int(10, { min: 0 }, "feasible clusters listed in status.schedulingDiagnosis besides the selected ones (the rest are counted)"),
 };
@@ -38,6 +39,7 @@ export function settingsFrom(cfg: Config): AppSettings {
     retryBaseMs: cfg.SCHEDULE_RETRY_BASE,
     retryMaxMs: cfg.SCHEDULE_RETRY_MAX,
     maxConflicts: 10,
+    bindingUpdateDebounceMs: cfg.BINDING_UPDATE_DEBOUNCE,
     clusterRefreshMs: cfg.CLUSTER_REFRESH,
     resyncMs: cfg.RESYNC,
     assumedLedger: cfg.ASSUMED_LEDGER,

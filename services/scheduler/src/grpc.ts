@@ -1,6 +1,15 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { SchedulerService, SimulateResponseSchema, grpcServiceDefinition, type SimulateRequest, type SimulateResponse } from "@flotilla/proto";
+import {
+  SchedulerService,
+  SimulateFailureResponseSchema,
+  SimulateResponseSchema,
+  grpcServiceDefinition,
+  type SimulateFailureRequest,
+  type SimulateFailureResponse,
+  type SimulateRequest,
+  type SimulateResponse,
+} from "@flotilla/proto";
 import type { Logger } from "@flotilla/log";
 
 export const schedulerServiceDefinition = grpcServiceDefinition(SchedulerService);
@@ -22,7 +31,7 @@ export function toGrpcError(err: unknown): grpc.ServiceError {
   const causes = e?.causes?.map((c) => ({ reason: c.reason, message: c.message, field: c.field }));
   switch (e?.name) {
     case "InvalidError":
-      return fail(grpc.status.INVALID_ARGUMENT, 422, "Invalid", e.message, { name: e.ref?.name, group: e.ref?.group, kind: "simulations", causes });
+      return fail(grpc.status.INVALID_ARGUMENT, 422, "Invalid", e.message, { name: e.ref?.name, group: e.ref?.group, kind: e.ref?.kind === "FailureSimulation" ? "failuresimulations" : "simulations", causes });
     case "BadRequestError":
       return fail(grpc.status.INVALID_ARGUMENT, 400, "BadRequest", e.message, causes?.length ? { causes } : undefined);
     default:
@@ -33,9 +42,21 @@ export function toGrpcError(err: unknown): grpc.ServiceError {
   }
 }
 
-/** SchedulerService over the simulator. */
-export function schedulerServiceHandlers(simulate: (body: unknown) => Promise<Record<string, unknown>>, log: Logger): grpc.UntypedServiceImplementation {
+type Simulator = (body: unknown) => Promise<Record<string, unknown>>;
+
+/** SchedulerService over the simulators. */
+export function schedulerServiceHandlers(simulate: Simulator, log: Logger, simulateFailure: Simulator): grpc.UntypedServiceImplementation {
   return {
+    simulateFailure(call: grpc.ServerUnaryCall<SimulateFailureRequest, SimulateFailureResponse>, cb: grpc.sendUnaryData<SimulateFailureResponse>) {
+      simulateFailure(call.request.simulation).then(
+        (out) => cb(null, create(SimulateFailureResponseSchema, { simulation: JSON.parse(JSON.stringify(out)) as JsonObject })),
+        (e) => {
+          const ge = toGrpcError(e);
+          if (ge.code === grpc.status.INTERNAL || ge.code === grpc.status.UNAVAILABLE) log.error({ err: e }, "failure simulation failed");
+          cb(ge);
+        },
+      );
+    },
     simulate(call: grpc.ServerUnaryCall<SimulateRequest, SimulateResponse>, cb: grpc.sendUnaryData<SimulateResponse>) {
       simulate(call.request.simulation).then(
         (out) => cb(null, create(SimulateResponseSchema, { simulation: JSON.parse(JSON.stringify(out)) as JsonObject })),

@@ -3,7 +3,7 @@ import { EstimatorClient } from "@flotilla/proto";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 
-await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, ready, starting }) => {
+await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, metrics, ready, keyLocks, starting }) => {
   const estimator = cfg.ESTIMATOR_ENABLED ? new EstimatorClient(cfg.ESTIMATOR_GRPC_URL, { deadlineMs: cfg.ESTIMATOR_TIMEOUT }) : undefined;
   const app = buildApp({
     store,
@@ -15,6 +15,8 @@ await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, re
     settings: settingsFrom(cfg),
     estimator,
     ready,
+    registry: metrics,
+    keyLocks,
   });
   const running = {
     async stop() {

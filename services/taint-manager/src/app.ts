@@ -2,18 +2,19 @@ import { hostname } from "node:os";
 import Fastify, { type FastifyInstance } from "fastify";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { byObjectKey, createController, renderMetrics, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
+import { Metrics, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
 import { EventRecorder, databaseProbe, type ObjectStore } from "@flotilla/store";
-import type { Cluster } from "@flotilla/api";
+import { GK, type Cluster } from "@flotilla/api";
 import type { Config } from "./config.js";
 import { BINDING_EVICTION_CONTROLLER, bindingEvictionController } from "./controllers/binding-eviction.js";
 import { CLUSTER_CONTROLLER, clusterController } from "./controllers/cluster.js";
 import type { ControllerDeps } from "./controllers/deps.js";
-import { GK } from "./controllers/keys.js";
+
 import { ClusterReader } from "@flotilla/store";
 import { EvictionHints } from "./controllers/hints.js";
 import { EvictionPacer } from "./controllers/pacer.js";
 import { TAINT_MANAGER_CONTROLLER, taintManagerController } from "./controllers/taint-manager.js";
+import { TAINT_POLICY_CONTROLLER, taintPolicyController } from "./controllers/taint-policy.js";
 
 export const COMPONENT = "taint-manager";
 
@@ -30,12 +31,24 @@ export interface AppDeps {
   runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
   /** Readiness of the dependencies (default: the database answers within 2 s). */
   ready?: () => Promise<boolean>;
+  /** The process's metrics registry (default: one of its own). */
+  metrics?: Metrics;
 }
+
+/** The taint manager's own metric names (besides the controller runtime's). */
+export const TAINT_MANAGER_METRICS = {
+  evictions: "flotilla_taint_manager_evictions_total",
+  evictionRate: "flotilla_taint_manager_eviction_rate",
+  evictionsPaced: "flotilla_taint_manager_evictions_paced_total",
+  evictionWait: "flotilla_taint_manager_eviction_wait_seconds_total",
+  clusters: "flotilla_taint_manager_clusters",
+} as const;
 
 export interface App {
   http: FastifyInstance;
-  controllers: { cluster: Controller; taintManager: Controller; bindingEviction: Controller };
+  controllers: { cluster: Controller; taintPolicy: Controller; taintManager: Controller; bindingEviction: Controller };
   pacer: EvictionPacer;
+  metrics: Metrics;
   /** Starts the controllers and the wake-up consumers, then reconciles every cluster once. */
   start(): Promise<void>;
   /** Serves /healthz, /readyz and /metrics; returns the URL. */
@@ -43,7 +56,7 @@ export interface App {
   stop(): Promise<void>;
 }
 
-/** The taint-manager service: the cluster controller and the NoExecute taint manager. */
+/** The taint-manager service: the cluster controller, the ClusterTaintPolicy controller and the NoExecute taint manager. */
 export function buildApp(deps: AppDeps): App {
   const { store, cfg, log } = deps;
   const now = deps.now ?? (() => new Date());
@@ -62,16 +75,25 @@ export function buildApp(deps: AppDeps): App {
   const listClusters = async () => (await store.list<Cluster>(GK.cluster)).items.map((c) => c.metadata.name ?? "");
   const runtime = { sql: store.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime };
   const hints = new EvictionHints();
+  const metrics = deps.metrics ?? new Metrics();
+  const evictions = metrics.counter(TAINT_MANAGER_METRICS.evictions, "Clusters evicted from bindings, by mode (graceful: into a graceful-eviction task; immediate: removed at once).", ["mode"]);
 
   const bindingEviction = createController({
     ...runtime,
-    reconciler: bindingEvictionController({ ...base, pacer, hints, clusters: new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime()) }),
+    reconciler: bindingEvictionController({
+      ...base,
+      pacer,
+      hints,
+      clusters: new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime()),
+      onEvicted: (graceful) => evictions.inc({ mode: graceful ? "graceful" : "immediate" }),
+    }),
     concurrency: cfg.CONCURRENT_BINDING_EVICTION_SYNCS,
     // an eviction may wait for its pacing turn longer than a normal reconcile takes
     timeoutMs: 0,
     resyncMs: 0,
   });
   const cluster = createController({ ...runtime, reconciler: clusterController(base), concurrency: cfg.CONCURRENT_CLUSTER_SYNCS, listKeys: listClusters });
+  const taintPolicy = createController({ ...runtime, reconciler: taintPolicyController(base), concurrency: cfg.CONCURRENT_CLUSTER_SYNCS, listKeys: listClusters });
   const taintManager = createController({
     ...runtime,
     reconciler: taintManagerController({
@@ -84,10 +106,28 @@ export function buildApp(deps: AppDeps): App {
     concurrency: cfg.CONCURRENT_CLUSTER_SYNCS,
     listKeys: listClusters,
   });
-  const controllers = { cluster, taintManager, bindingEviction };
-  const all = [cluster, taintManager, bindingEviction];
-
+  const controllers = { cluster, taintPolicy, taintManager, bindingEviction };
+  const all = [cluster, taintPolicy, taintManager, bindingEviction];
+  metrics.controllers(all);
   let consumers: WakeUpConsumer[] = [];
+  metrics.consumers(COMPONENT, () => consumers);
+  metrics.gauge(TAINT_MANAGER_METRICS.evictionRate, "Evictions per second allowed now.", [], function () {
+    this.set(pacer.stats.rate);
+  });
+  metrics.counter(TAINT_MANAGER_METRICS.evictionsPaced, "Evictions let through by the pacer.", [], function () {
+    this.reset();
+    this.inc(pacer.stats.granted);
+  });
+  metrics.counter(TAINT_MANAGER_METRICS.evictionWait, "Time evictions spent waiting for their turn.", [], function () {
+    this.reset();
+    this.inc(pacer.stats.waitedMs / 1000);
+  });
+  metrics.gauge(TAINT_MANAGER_METRICS.clusters, "Clusters as last counted by the pacer, by health.", ["health"], function () {
+    const h = pacer.health();
+    this.set({ health: "unhealthy" }, h.unhealthy);
+    this.set({ health: "healthy" }, h.total - h.unhealthy);
+  });
+
   let started = false;
 
   const http = Fastify({ logger: false });
@@ -97,31 +137,13 @@ export function buildApp(deps: AppDeps): App {
     if (!started) return reply.code(503).send("not ready: starting");
     return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
   });
-  http.get("/metrics", async (_req, reply) => {
-    const p = pacer.stats;
-    const h = pacer.health();
-    const extra = [
-      "# HELP flotilla_taint_manager_eviction_rate Evictions per second allowed now.",
-      "# TYPE flotilla_taint_manager_eviction_rate gauge",
-      `flotilla_taint_manager_eviction_rate ${p.rate}`,
-      "# HELP flotilla_taint_manager_evictions_paced_total Evictions let through by the pacer.",
-      "# TYPE flotilla_taint_manager_evictions_paced_total counter",
-      `flotilla_taint_manager_evictions_paced_total ${p.granted}`,
-      "# HELP flotilla_taint_manager_eviction_wait_seconds_total Time evictions spent waiting for their turn.",
-      "# TYPE flotilla_taint_manager_eviction_wait_seconds_total counter",
-      `flotilla_taint_manager_eviction_wait_seconds_total ${p.waitedMs / 1000}`,
-      "# HELP flotilla_taint_manager_clusters Clusters as last counted by the pacer, by health.",
-      "# TYPE flotilla_taint_manager_clusters gauge",
-      `flotilla_taint_manager_clusters{health="unhealthy"} ${h.unhealthy}`,
-      `flotilla_taint_manager_clusters{health="healthy"} ${h.total - h.unhealthy}`,
-    ];
-    return reply.type("text/plain; version=0.0.4").send(renderMetrics(all) + extra.join("\n") + "\n");
-  });
+  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 
   return {
     http,
     controllers,
     pacer,
+    metrics,
     async start() {
       for (const c of all) c.start();
       if (deps.js) {
@@ -129,13 +151,16 @@ export function buildApp(deps: AppDeps): App {
         const common = { js: deps.js, stream: cfg.EVENTS_STREAM, subject, map: byObjectKey, log: log.child({ component: "wake-ups" }) };
         consumers = [
           wireWakeUps({ ...common, durable: `${COMPONENT}-${CLUSTER_CONTROLLER}`, controller: cluster }),
+          wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}`, controller: taintPolicy }),
+          // a policy created, changed or deleted: every cluster is evaluated again
+          wireWakeUps({ ...common, subject: subjectFor(GK.clusterTaintPolicy, cfg.EVENTS_PREFIX), durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}-policies`, controller: taintPolicy, map: listClusters }),
           wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager }),
         ];
         await Promise.all(consumers.map((c) => c.ready));
       }
-      await Promise.all([cluster.resync(), taintManager.resync()]);
+      await Promise.all([cluster.resync(), taintPolicy.resync(), taintManager.resync()]);
       started = true;
-      log.info({ controllers: [CLUSTER_CONTROLLER, TAINT_MANAGER_CONTROLLER, BINDING_EVICTION_CONTROLLER] }, "taint-manager started");
+      log.info({ controllers: [CLUSTER_CONTROLLER, TAINT_POLICY_CONTROLLER, TAINT_MANAGER_CONTROLLER, BINDING_EVICTION_CONTROLLER] }, "taint-manager started");
     },
     async listen(o) {
       return http.listen({ host: o.host, port: o.port });

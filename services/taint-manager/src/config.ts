@@ -9,6 +9,10 @@ export const configSchema = {
   FAILOVER: bool(true, "feature gate Failover: NoExecute taints after FAILOVER_EVICTION_TIMEOUT, and evictions by the taint manager"),
   GRACEFUL_EVICTION: bool(true, "feature gate GracefulEviction: evict into a graceful-eviction task (false: remove the cluster from spec.clusters at once)"),
   FAILOVER_EVICTION_TIMEOUT: duration("5m", "how long a cluster stays not Ready before it gets the not-ready/unreachable NoExecute taint"),
+  ENABLE_CLUSTER_NO_EXECUTE_TAINTS: bool(
+    true,
+    "the cluster controller adds the not-ready/unreachable NoExecute taints after FAILOVER_EVICTION_TIMEOUT (Karmada before v1.14); false: as Karmada v1.14+, they come only from ClusterTaintPolicies or users, and the taint manager still evicts on them",
+  ),
   CLUSTER_MONITOR_GRACE_PERIOD: duration("40s", "a Ready condition whose lastHeartbeatTime is older than this becomes Unknown"),
   CLUSTER_STARTUP_GRACE_PERIOD: duration("60s", "a new cluster without any Ready condition becomes Unknown after this"),
   NO_EXECUTE_TAINT_EVICTION_PURGE_MODE: oneOf(["Gracefully", "Directly"] as const, "Gracefully", "purge mode of taint evictions for bindings without failover.cluster"),

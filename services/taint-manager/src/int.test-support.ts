@@ -3,11 +3,11 @@ import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } fr
 import { createLogger, silentLogger } from "@flotilla/log";
 import { ObjectStore, type ObjectRef } from "@flotilla/store";
 import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
-import type { AnyResourceBinding, Cluster, Condition, ResourceBinding, ResourceBindingSpec, Taint, Toleration, TargetCluster } from "@flotilla/api";
+import { rfc3339, type AnyResourceBinding, type Cluster, type Condition, type ResourceBinding, type ResourceBindingSpec, type Taint, type Toleration, type TargetCluster } from "@flotilla/api";
 import { buildApp, type App } from "./app.js";
 import { configSchema, type Config } from "./config.js";
 
-export const k8sNow = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+export const k8sNow = (offsetMs = 0) => rfc3339(Date.now() + offsetMs);
 
 /** Settings shrunk so a whole failover takes seconds. */
 export const FAST: Record<string, string> = {
@@ -119,7 +119,12 @@ export function makeClusterBinding(name: string, clusters: TargetCluster[], tole
   };
 }
 
-/** Sets the cluster's Ready condition through the status subresource, as the execution service does. */
+/** Sets one status condition through the status subresource (replacing the one of its type), as a reporter on the member does. */
+export async function setCondition(store: ObjectStore, name: string, cond: Condition): Promise<void> {
+  await store.mutate<Cluster>(clusterRef(name), (c) => ({ ...c, status: { ...c.status, conditions: [...(c.status?.conditions ?? []).filter((x) => x.type !== cond.type), cond] } }), { status: true });
+}
+
+/** Sets the cluster's Ready condition, as the execution service does. */
 export async function setReady(store: ObjectStore, name: string, ready: Condition): Promise<void> {
-  await store.mutate<Cluster>(clusterRef(name), (c) => ({ ...c, status: { ...c.status, conditions: [...(c.status?.conditions ?? []).filter((x) => x.type !== "Ready"), ready] } }), { status: true });
+  await setCondition(store, name, ready);
 }

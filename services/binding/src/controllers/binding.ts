@@ -1,7 +1,7 @@
-import { AlreadyExistsError, WorkPermanentIDLabel, isConflict, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work } from "@flotilla/api";
+import { GK, AlreadyExistsError, WorkPermanentIDLabel, isConflict, jsonClean, jsonEqual, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work } from "@flotilla/api";
 import { after, done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
-import { bindingFinalizer, bindingId, bindingIdLabel, jsonClean, jsonEqual } from "../logic/binding.js";
-import { GK, parseRefKey, refKey, type Ref } from "../logic/keys.js";
+import { bindingFinalizer, bindingId, bindingIdLabel } from "../logic/binding.js";
+import { parseRefKey, refKey, type Ref } from "../logic/keys.js";
 import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
 import { OverrideError, type ClusterOverrides } from "../logic/overrides.js";
 import { EventReasonApplyOverridePolicyFailed, EventReasonSyncWorkFailed, OverridePolicyFailedReason, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
@@ -60,11 +60,11 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       if (b.metadata.generation === 1 && targetClusters(b.spec).length === 0 && !b.spec?.gracefulEvictionTasks?.length && !b.status?.lastScheduledTime) return done();
       const works = await listWorks();
 
-      const orphans = orphanWorks(works, b.spec);
+      const orphans = orphanWorks(works, b.spec, b.status);
       await Promise.all(orphans.map(async (w) => d.seen.binding.wrote(refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)));
       if (orphans.length) ctx.log.info({ clusters: orphans.map((w) => w.metadata.namespace) }, "deleted orphan works");
       const orphaned = new Set(orphans.map((w) => w.metadata.namespace));
-      if (worksBlockingDirectPurge(works, b.spec).length > 0) {
+      if (worksBlockingDirectPurge(works, b.spec, b.status).length > 0) {
         ctx.log.debug({}, "works on Directly-purged clusters not deleted yet; sync deferred");
         return after(d.settings.directlyPurgeRequeueMs);
       }
@@ -89,7 +89,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
           const o = overrides.get(target.name ?? "");
           try {
             if (o instanceof OverrideError) throw o;
-            return await ensureWork(d, t, b, target, completions?.get(target.name ?? ""), existing, o, ctx);
+            return await ensureWork(d, t, b, target, completions?.get(target.name ?? ""), existing, o, targets.length, ctx);
           } catch (e) {
             if (!(e instanceof OverrideError)) throw e;
             failures.push(`cluster(${target.name ?? ""}): ${e.message}`);
@@ -128,6 +128,7 @@ async function ensureWork(
   completions: number | undefined,
   known: Work | undefined,
   overrides: ClusterOverrides | undefined,
+  targetCount: number,
   ctx: ReconcileContext,
 ): Promise<Work | undefined> {
   const ref = { gk: GK.work, ...workRefFor(t, target.name ?? "") };
@@ -135,7 +136,7 @@ async function ensureWork(
   let last: unknown;
   for (let attempt = 0; attempt < MAX_WORK_ATTEMPTS; attempt++) {
     if (existing?.metadata.deletionTimestamp) return existing;
-    const desired = buildWork({ template: t, binding: b, target, completions, overrides, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
+    const desired = buildWork({ template: t, binding: b, target, completions, overrides, targetCount, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
     const next = jsonClean(mergeWork(existing, desired));
     try {
       if (!existing) {

@@ -1,6 +1,5 @@
-import type { AnyPropagationPolicy } from "@flotilla/api";
+import { GK, type AnyPropagationPolicy } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
-import { GK } from "../logic/keys.js";
 
 /**
  * The policies of one namespace (PPs) or of the whole control plane (CPPs) for choosing the

@@ -1,4 +1,5 @@
 import {
+  GK,
   ClusterPropagationPolicyControllerFinalizer,
   PropagationPolicyControllerFinalizer,
   isConflict,
@@ -16,7 +17,7 @@ import type { OverrideUsers } from "./overrides.js";
 import type { DependencyUsers } from "./dependencies.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
-import { GK, type Ref } from "../logic/keys.js";
+import type { Ref } from "../logic/keys.js";
 
 /** What every controller of this service is built from. */
 export interface ControllerDeps {
@@ -118,7 +119,6 @@ export async function releaseTemplate(store: ObjectStore, t: KubeObject, kind: P
   await stripClaim(store, bindingRefFor(t), kind, id);
   await stripClaim(store, toRef(t), kind, id);
 }
-
 
 /** updateStatus with the resourceVersion read; on conflict, read-modify-write with `recompute`. */
 export async function writeStatus<T extends KubeObject>(store: ObjectStore, ref: Ref, desired: T, recompute: (cur: T) => T | undefined): Promise<T | undefined> {

@@ -1,4 +1,5 @@
 import {
+  GK,
   AlreadyExistsError,
   BindingControllerFinalizer,
   ClusterPropagationPolicyPermanentIDLabel,
@@ -6,12 +7,14 @@ import {
   ResourceBindingPermanentIDLabel,
   isConflict,
   isNotFound,
+  jsonClean,
+  jsonEqual,
   type KubeObject,
   type Requirement,
   type ResourceBinding,
 } from "@flotilla/api";
 import { done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
-import { bindingId, controllerRef, foreignOwner, jsonClean, jsonEqual } from "../logic/binding.js";
+import { bindingId, controllerRef, foreignOwner } from "../logic/binding.js";
 import {
   BindingDependenciesAnnotation,
   DependenciesDistributorFinalizer,
@@ -24,7 +27,7 @@ import {
   withRequiredBy,
   type DependencyRef,
 } from "../logic/dependencies.js";
-import { GK, parseRefKey, type Ref } from "../logic/keys.js";
+import { parseRefKey, type Ref } from "../logic/keys.js";
 import { labelEquals, templateRef, type ControllerDeps } from "./common.js";
 
 export const dependenciesDistributorName = "dependencies-distributor";

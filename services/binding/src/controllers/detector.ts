@@ -1,9 +1,10 @@
-import { AlreadyExistsError, isConflict, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
+import { GK, AlreadyExistsError, isConflict, jsonClean, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
 import { done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
-import { bindingChanged, bindingIdLabel, bindingRefFor, buildBinding, foreignOwner, jsonClean, mergeBinding } from "../logic/binding.js";
-import { claimFor, claimOf, hasClaim, withClaimMeta, type PolicyKind } from "../logic/claim.js";
-import { GK, parseRefKey, refKey } from "../logic/keys.js";
+import { bindingChanged, bindingIdLabel, bindingRefFor, buildBinding, foreignOwner, mergeBinding } from "../logic/binding.js";
+import { claimFor, claimOf, hasClaim, withClaimMeta, type Claim, type PolicyKind } from "../logic/claim.js";
+import { parseRefKey, refKey } from "../logic/keys.js";
 import { isIgnoredTemplate } from "../logic/namespaces.js";
+import { EventReasonPreemptPolicySucceed, preemptedMessage, preemptor } from "../logic/preemption.js";
 import { matchesAnySelector, pickPolicyForTemplate } from "../logic/selectors.js";
 import { EventReasonApplyPolicyFailed, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
 import { ensurePolicyFinalizer, policyGk, releaseTemplate, toRef, writeStatus, type ControllerDeps } from "./common.js";
@@ -51,6 +52,13 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
         if (policy.metadata.deletionTimestamp) throw new Error(`claiming ${claim.kind} ${claim.namespace ? claim.namespace + "/" : ""}${claim.name} is being deleted`);
         // e.g. the template's labels no longer match: the policy controller releases it
         if (!matchesAnySelector(t, policy.spec?.resourceSelectors)) return covered();
+        const taker = d.settings.policyPreemption ? await preemptingPolicy(d, t, claim, policy) : undefined;
+        if (taker) {
+          const rv = await applyPolicy(d, t, taker, false, ctx);
+          ctx.log.info({ policy: claimFor(taker), preempted: claim }, "policy preempted the claiming policy");
+          await d.events.detector.normal(t, EventReasonPreemptPolicySucceed, preemptedMessage(taker, claim));
+          return covered(rv);
+        }
         return covered(await applyPolicy(d, t, policy, false, ctx));
       }
 
@@ -77,6 +85,19 @@ async function requireDependentOverrides(d: ControllerDeps, policy: AnyPropagati
   const missing: string[] = [];
   for (const name of names) if (!(await d.store.get({ gk, namespace, name }))) missing.push(name);
   if (missing.length) throw new Error(`waiting for dependent overrides of ${policy.kind} ${namespace ? namespace + "/" : ""}${policy.metadata.name ?? ""}: ${missing.join(", ")}`);
+}
+
+/**
+ * Preemption (feature gate PolicyPreemption): the policy with `preemption: Always` that takes
+ * the claimed template over from `claiming`, if any (see logic/preemption.ts). Upstream runs
+ * this when the preempting policy changes; here the policy controller enqueues the templates a
+ * preemption could concern (see there) and the decision is taken on the template, so it also
+ * holds after a restart or a missed wake-up.
+ */
+async function preemptingPolicy(d: ControllerDeps, t: KubeObject, claim: Claim, claiming: AnyPropagationPolicy): Promise<AnyPropagationPolicy | undefined> {
+  const ns = t.metadata.namespace ?? "";
+  const [pps, cpps] = await Promise.all([ns ? d.policies.list(GK.propagationPolicy, ns) : [], d.policies.list(GK.clusterPropagationPolicy, "")]);
+  return preemptor(t, claim, claiming, [...pps, ...cpps]);
 }
 
 /**

@@ -1,6 +1,6 @@
-import type { AnyOverridePolicy, AnyResourceBinding, Cluster, KubeObject, ResourceSelector } from "@flotilla/api";
+import { GK, type AnyOverridePolicy, type AnyResourceBinding, type Cluster, type KubeObject, type ResourceSelector } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
-import { GK, refKey } from "../logic/keys.js";
+import { refKey } from "../logic/keys.js";
 import { OverrideError, matchingOverridePolicies, needsCluster, overrideEntries, type ClusterOverrides } from "../logic/overrides.js";
 
 /**

@@ -1,4 +1,5 @@
 import {
+  GK,
   groupKind,
   isTemplateType,
   resourceByKind,
@@ -11,10 +12,10 @@ import {
 import { after, done, type Reconciler } from "@flotilla/runtime";
 import { bindingFollowsPolicy } from "../logic/binding.js";
 import { claimFor, claimOf, idLabelOf, type PolicyKind } from "../logic/claim.js";
-import { GK, parseRefKey, refKey, type Ref } from "../logic/keys.js";
+import { parseRefKey, refKey, type Ref } from "../logic/keys.js";
 import { isIgnoredTemplate } from "../logic/namespaces.js";
 import { matchesAnySelector } from "../logic/selectors.js";
-import { ensurePolicyFinalizer, labelEquals, policyFinalizer, releaseTemplate, stripClaim, templateRef, toRef, type ControllerDeps } from "./common.js";
+import { ensurePolicyFinalizer, labelEquals, policyFinalizer, policyGk, releaseTemplate, stripClaim, templateRef, toRef, type ControllerDeps } from "./common.js";
 
 export const policyControllerName = "propagation-policy";
 
@@ -83,6 +84,10 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
         keys.add(refKey(tref));
       }
 
+      // preemption: templates claimed by another policy that this one (preemption Always) or, after
+      // this one changed, another preempting policy of the scope may take over; the detector decides
+      if (d.settings.policyPreemption) for (const k of await preemptionCandidates(d, p, kind, selected)) keys.add(k);
+
       // templates waiting for a policy; not those the detector here started on since its policy
       // lists include this version of the policy (they already considered it)
       const since = d.policies.visibleSince(ref.gk, ref.namespace, policy.metadata.resourceVersion);
@@ -109,6 +114,28 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
       return done();
     },
   };
+}
+
+/**
+ * The templates a preemption could concern after a change of `p`: those it selects that another
+ * policy claims, when `p` says `preemption: Always`; and those `p` claims that a preempting
+ * policy of higher priority of its scope (or, for a ClusterPropagationPolicy claim, any
+ * preempting PropagationPolicy of the template's namespace) selects by name, which covers
+ * upstream's HandleDeprioritized(Cluster)PropagationPolicy.
+ */
+async function preemptionCandidates(d: ControllerDeps, p: AnyPropagationPolicy, kind: PolicyKind, selected: readonly KubeObject[]): Promise<string[]> {
+  const out: string[] = [];
+  const own = claimFor(p);
+  if (p.spec?.preemption === "Always") {
+    for (const t of selected) {
+      const c = claimOf(t.metadata);
+      if (c && !(c.kind === own.kind && c.namespace === own.namespace && c.name === own.name) && !t.metadata.deletionTimestamp) out.push(refKey(toRef(t)));
+    }
+  }
+  const rivals = (await d.policies.list(policyGk(kind), p.metadata.namespace ?? "")).filter((r) => r.spec?.preemption === "Always" && (r.spec?.priority ?? 0) > (p.spec?.priority ?? 0));
+  const claimed = rivals.length && own.id ? await selectedTemplates(d, p, kind, p.spec?.resourceSelectors ?? [], { key: idLabelOf(kind), id: own.id }) : [];
+  for (const t of claimed) if (rivals.some((r) => matchesAnySelector(t, (r.spec?.resourceSelectors ?? []).filter((rs) => !!rs.name)))) out.push(refKey(toRef(t)));
+  return out;
 }
 
 /** The bindings carrying the policy's claim (a PP's in its namespace; a CPP's anywhere, RB and CRB). */

@@ -1,4 +1,5 @@
 import {
+  GK,
   ClusterResourceBindingAnnotationKey,
   ResourceBindingNameAnnotationKey,
   ResourceBindingNamespaceAnnotationKey,
@@ -10,7 +11,7 @@ import {
 } from "@flotilla/api";
 import { bindingOfWorkIndex, type ObjectStore } from "@flotilla/store";
 import { bindingRefFor } from "../logic/binding.js";
-import { GK, refKey } from "../logic/keys.js";
+import { refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache } from "./caches.js";

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bindingName, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
-import { bindingChanged, bindingFollowsPolicy, bindingRefFor, buildBinding, foreignOwner, jsonClean, mergeBinding, mergeSuspension } from "./binding.js";
+import { bindingName, jsonClean, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
+import { TemplateDigestAnnotation, bindingChanged, bindingFollowsPolicy, bindingRefFor, buildBinding, foreignOwner, holdsForLazyPolicy, mergeBinding, mergeSuspension, templateDigest } from "./binding.js";
 
 const nginx: KubeObject = {
   apiVersion: "apps/v1",
@@ -38,7 +38,7 @@ test("a PP builds the seed's ResourceBinding", () => {
     ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx", uid: "dep-uid", controller: true, blockOwnerDeletion: true }],
     finalizers: ["karmada.io/binding-controller"],
     labels: { "propagationpolicy.karmada.io/permanent-id": "pp-id" },
-    annotations: { "propagationpolicy.karmada.io/namespace": "default", "propagationpolicy.karmada.io/name": "nginx-propagation" },
+    annotations: { "propagationpolicy.karmada.io/namespace": "default", "propagationpolicy.karmada.io/name": "nginx-propagation", [TemplateDigestAnnotation]: templateDigest(nginx) },
   });
   assert.deepEqual(b.spec, {
     resource: { apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: "nginx", uid: "dep-uid", resourceVersion: "42" },
@@ -134,4 +134,72 @@ test("a policy change re-applies only the bindings that do not follow the policy
   assert.ok(!bindingFollowsPolicy(b, { ...pp, spec: { ...pp.spec, suspension: { dispatching: true } } }), "a new suspension");
   assert.ok(!bindingFollowsPolicy(b, { ...pp, spec: { ...pp.spec, conflictResolution: "Overwrite" } }), "a new conflict resolution");
   assert.ok(!bindingFollowsPolicy(b, { ...pp, metadata: { ...pp.metadata, labels: { "propagationpolicy.karmada.io/permanent-id": "other" } } }), "another policy's claim");
+});
+
+test("templateDigest: the template's generation and own labels and annotations, not Karmada's bookkeeping, status or resourceVersion", () => {
+  const base: KubeObject = { ...nginx, metadata: { ...nginx.metadata, generation: 2, annotations: { team: "a" } } };
+  const d = templateDigest(base);
+  const same: [string, KubeObject][] = [
+    ["another resourceVersion", { ...base, metadata: { ...base.metadata, resourceVersion: "99" } }],
+    ["a status", { ...base, status: { readyReplicas: 3 } } as KubeObject],
+    ["Karmada's claim labels", { ...base, metadata: { ...base.metadata, labels: { ...base.metadata.labels, "propagationpolicy.karmada.io/permanent-id": "x" } } }],
+    ["Karmada's annotations", { ...base, metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, "propagationpolicy.karmada.io/name": "p" } } }],
+    ["kubectl's last applied copy", { ...base, metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, "kubectl.kubernetes.io/last-applied-configuration": "{}" } } }],
+    ["label order", { ...base, metadata: { ...base.metadata, labels: { b: "2", app: "nginx" } } }],
+  ];
+  const withB: KubeObject = { ...base, metadata: { ...base.metadata, labels: { app: "nginx", b: "2" } } };
+  assert.equal(templateDigest(same[5]![1]), templateDigest(withB), "label order");
+  for (const [what, t] of same.slice(0, 5)) assert.equal(templateDigest(t), d, what);
+  const changed: [string, KubeObject][] = [
+    ["a spec change (generation)", { ...base, metadata: { ...base.metadata, generation: 3 } }],
+    ["a label", { ...base, metadata: { ...base.metadata, labels: { app: "web" } } }],
+    ["an annotation", { ...base, metadata: { ...base.metadata, annotations: { team: "b" } } }],
+  ];
+  for (const [what, t] of changed) assert.notEqual(templateDigest(t), d, what);
+});
+
+test("activationPreference Lazy: a policy change waits for the template's next change; a first claim or a changed template takes it at once", () => {
+  const lazy: AnyPropagationPolicy = { ...pp, spec: { ...pp.spec!, activationPreference: "Lazy" } };
+  const t1: KubeObject = { ...nginx, metadata: { ...nginx.metadata, generation: 1 } };
+  const existing = { ...buildBinding(t1, lazy), spec: { ...buildBinding(t1, lazy).spec, clusters: [{ name: "member1", replicas: 3 }] } };
+  const moved: AnyPropagationPolicy = { ...lazy, spec: { ...lazy.spec!, placement: { clusterAffinity: { clusterNames: ["member3"] } }, conflictResolution: "Overwrite" } };
+
+  // the policy changed, the template did not: the binding keeps the old policy's fields (and the scheduler's)
+  const held = mergeBinding(existing, buildBinding({ ...t1, metadata: { ...t1.metadata, resourceVersion: "43" } }, moved), moved);
+  assert.equal(holdsForLazyPolicy(existing, buildBinding(t1, moved), moved), true);
+  assert.deepEqual(held.spec?.placement, placement);
+  assert.equal(held.spec?.conflictResolution, "Abort");
+  assert.deepEqual(held.spec?.clusters, [{ name: "member1", replicas: 3 }]);
+  assert.equal(held.spec?.resource?.resourceVersion, "43", "template-side fields still follow the template");
+  assert.equal(bindingFollowsPolicy(existing, moved), true, "the policy controller does not wake it");
+
+  // the template changed (a new generation): the new policy applies with it
+  const t2: KubeObject = { ...t1, metadata: { ...t1.metadata, generation: 2 }, spec: { ...(t1.spec as object), replicas: 4 } } as KubeObject;
+  const applied = mergeBinding(existing, buildBinding(t2, moved), moved);
+  assert.deepEqual(applied.spec?.placement, moved.spec!.placement);
+  assert.equal(applied.spec?.conflictResolution, "Overwrite");
+  assert.equal(applied.spec?.replicas, 4);
+  assert.equal(applied.metadata.annotations?.[TemplateDigestAnnotation], templateDigest(t2));
+
+  // not Lazy, or a binding another policy claims, or one written before digests: at once
+  assert.equal(holdsForLazyPolicy(existing, buildBinding(t1, { ...moved, spec: { ...moved.spec!, activationPreference: undefined } }), { ...moved, spec: { ...moved.spec!, activationPreference: undefined } }), false);
+  const other: AnyPropagationPolicy = { ...moved, metadata: { ...moved.metadata, name: "other", labels: { "propagationpolicy.karmada.io/permanent-id": "other-id" } } };
+  assert.equal(holdsForLazyPolicy(existing, buildBinding(t1, other), other), false);
+  const undigested = structuredClone(existing);
+  delete undigested.metadata.annotations![TemplateDigestAnnotation];
+  assert.equal(holdsForLazyPolicy(undigested, buildBinding(t1, moved), moved), false);
+});
+
+test("the policy's move-back annotation follows it onto its bindings, and goes with it", () => {
+  const MB = "failover.flotilla.io/move-back";
+  const withMB: AnyPropagationPolicy = { ...pp, metadata: { ...pp.metadata, annotations: { [MB]: '{"stabilizationSeconds":60}' } } };
+  const b = buildBinding(nginx, withMB);
+  assert.equal(b.metadata.annotations?.[MB], '{"stabilizationSeconds":60}');
+  assert.equal(bindingFollowsPolicy(b, withMB), true);
+  assert.equal(bindingFollowsPolicy(b, pp), false, "the policy dropped it: the binding must follow");
+  const existing = { ...b, metadata: { ...b.metadata, annotations: { ...b.metadata.annotations, "failover.flotilla.io/placement-before-failover": "[]" } } };
+  const merged = mergeBinding(existing, buildBinding(nginx, pp), pp);
+  assert.equal(merged.metadata.annotations?.[MB], undefined);
+  assert.equal(merged.metadata.annotations?.["failover.flotilla.io/placement-before-failover"], "[]", "what other controllers wrote stays");
+  assert.equal(bindingFollowsPolicy(merged, pp), true);
 });

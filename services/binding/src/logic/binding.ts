@@ -1,19 +1,24 @@
 import {
+  GK,
   BindingControllerFinalizer,
   ClusterResourceBindingControllerFinalizer,
   ClusterResourceBindingPermanentIDLabel,
   KARMADA,
+  MoveBackAnnotation,
   ResourceBindingPermanentIDLabel,
   apiVersionOf,
   bindingName,
+  jsonClean,
+  jsonEqual,
   type AnyPropagationPolicy,
   type AnyResourceBinding,
   type KubeObject,
   type OwnerReference,
   type ResourceBindingSpec,
 } from "@flotilla/api";
+import { createHash } from "node:crypto";
 import { claimFor, hasClaim, withClaimMeta, withoutClaimMeta } from "./claim.js";
-import { GK, type Ref } from "./keys.js";
+import type { Ref } from "./keys.js";
 import { interpretReplicas } from "./replicas.js";
 
 type Suspension = NonNullable<ResourceBindingSpec["suspension"]>;
@@ -111,6 +116,7 @@ export function buildBinding(t: KubeObject, policy: AnyPropagationPolicy): AnyRe
     {
       name: ref.name,
       ...(ref.namespace ? { namespace: ref.namespace } : {}),
+      annotations: { [TemplateDigestAnnotation]: templateDigest(t), ...policyCopies(policy) },
       ownerReferences: [controllerRef(t)],
       finalizers: [cluster ? ClusterResourceBindingControllerFinalizer : BindingControllerFinalizer],
     },
@@ -118,6 +124,29 @@ export function buildBinding(t: KubeObject, policy: AnyPropagationPolicy): AnyRe
   );
   return { apiVersion: apiVersionOf(type), kind: type.kind, metadata, spec };
 }
+
+/**
+ * Where a binding records the template as it was when the binding was last rendered
+ * (templateDigest), so that a Lazy policy can tell a template change from a policy change.
+ */
+export const TemplateDigestAnnotation = "binding.flotilla.io/template-digest";
+
+/** Annotations that change without the user changing the template: Karmada's own and kubectl's copy of the last applied spec (which follows the generation anyway). */
+const volatileKey = (k: string) => k.includes("karmada.io/") || k === "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * What "the template changed" means for lazy activation (upstream: a specification change of
+ * the template, not a status or Karmada bookkeeping change): its generation (the store steps it
+ * on every spec change) and its own labels and annotations, Karmada's left out.
+ */
+export function templateDigest(t: KubeObject): string {
+  const own = (m: Record<string, string> | undefined) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !volatileKey(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const basis = JSON.stringify([t.metadata.generation ?? 0, own(t.metadata.labels), own(t.metadata.annotations)]);
+  return createHash("sha256").update(basis).digest("base64url").slice(0, 22);
+}
+
+/** The spec fields a policy decides (what activationPreference: Lazy holds back until the template changes). */
+const POLICY_SPEC_FIELDS = ["placement", "propagateDeps", "schedulerName", "failover", "conflictResolution", "preserveResourcesOnDeletion", "suspension"] as const satisfies readonly (keyof ResourceBindingSpec)[];
 
 /** The spec fields the detector owns; everything else (clusters, tasks, requiredBy, ...) belongs to others. */
 const OWNED_SPEC_FIELDS = [
@@ -150,6 +179,8 @@ export function mergeBinding(existing: AnyResourceBinding, desired: AnyResourceB
     finalizers: dedupe(existing.metadata.finalizers, desired.metadata.finalizers),
     ownerReferences: desired.metadata.ownerReferences,
   };
+  // the policy's own annotations the binding carries follow the policy: gone from it, gone here
+  for (const k of POLICY_ANNOTATIONS) if (desired.metadata.annotations?.[k] === undefined) delete metadata.annotations[k];
   if (policy.kind === "PropagationPolicy") metadata = withClaimMeta(withoutClaimMeta(metadata, "ClusterPropagationPolicy"), claimFor(policy)) as typeof metadata;
   const spec: ResourceBindingSpec = { ...existing.spec };
   for (const f of OWNED_SPEC_FIELDS) {
@@ -160,7 +191,26 @@ export function mergeBinding(existing: AnyResourceBinding, desired: AnyResourceB
   const suspension = mergeSuspension(existing.spec?.suspension, policySuspension(policy));
   if (suspension) spec.suspension = suspension;
   else delete spec.suspension;
+  if (holdsForLazyPolicy(existing, desired, policy)) {
+    // activationPreference: Lazy: the policy's change waits for the template's next change
+    for (const f of POLICY_SPEC_FIELDS) {
+      const v = existing.spec?.[f];
+      if (v === undefined) delete spec[f];
+      else (spec as Record<string, unknown>)[f] = v;
+    }
+  }
   return { ...existing, metadata, spec };
+}
+
+/**
+ * Whether a policy change is held back from this binding: the policy is Lazy, it already
+ * claims the binding, and the template has not changed since the binding was last rendered
+ * (a template claimed for the first time, or one that changed, takes the policy at once).
+ */
+export function holdsForLazyPolicy(existing: AnyResourceBinding, desired: AnyResourceBinding, policy: AnyPropagationPolicy): boolean {
+  if (policy.spec?.activationPreference !== "Lazy" || !hasClaim(existing.metadata, claimFor(policy))) return false;
+  const before = existing.metadata.annotations?.[TemplateDigestAnnotation];
+  return before !== undefined && before === desired.metadata.annotations?.[TemplateDigestAnnotation];
 }
 
 /**
@@ -170,6 +220,8 @@ export function mergeBinding(existing: AnyResourceBinding, desired: AnyResourceB
  */
 export function bindingFollowsPolicy(b: AnyResourceBinding, policy: AnyPropagationPolicy): boolean {
   if (!hasClaim(b.metadata, claimFor(policy))) return false;
+  // a Lazy policy's change reaches the binding with the template's next change, not now
+  if (policy.spec?.activationPreference === "Lazy") return true;
   const ps = policy.spec ?? {};
   const want: Partial<ResourceBindingSpec> = {
     placement: ps.placement ?? {},
@@ -181,7 +233,20 @@ export function bindingFollowsPolicy(b: AnyResourceBinding, policy: AnyPropagati
     suspension: mergeSuspension(b.spec?.suspension, policySuspension(policy)),
   };
   for (const [k, v] of Object.entries(want)) if (!jsonEqual(jsonClean(v ?? null), jsonClean((b.spec as Record<string, unknown> | undefined)?.[k] ?? null))) return false;
-  return true;
+  const copies = policyCopies(policy);
+  return POLICY_ANNOTATIONS.every((k) => b.metadata.annotations?.[k] === copies[k]);
+}
+
+/** Flotilla's annotations of a policy that its bindings carry (the move-back setting). */
+const POLICY_ANNOTATIONS = [MoveBackAnnotation] as const;
+
+function policyCopies(policy: AnyPropagationPolicy): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of POLICY_ANNOTATIONS) {
+    const v = policy.metadata?.annotations?.[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }
 
 /** Whether two bindings differ in anything but the template's resourceVersion (a status-only template write moves it). */
@@ -193,23 +258,3 @@ export function bindingChanged(before: AnyResourceBinding, after: AnyResourceBin
   return !jsonEqual(strip(before), strip(after));
 }
 
-/** Deep equality of JSON values, treating absent and undefined members alike. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-  for (const k of keys) if (!jsonEqual(ao[k], bo[k])) return false;
-  return true;
-}
-
-/** A JSON-clean copy (no undefined members), so the store compares and stores exactly what is meant. */
-export function jsonClean<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
-}

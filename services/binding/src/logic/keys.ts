@@ -1,17 +1,3 @@
-import { KARMADA, groupKind } from "@flotilla/api";
-
-/** The store's group/kind of the objects this service reads and writes. */
-export const GK = {
-  propagationPolicy: groupKind(KARMADA.propagationPolicy),
-  clusterPropagationPolicy: groupKind(KARMADA.clusterPropagationPolicy),
-  overridePolicy: groupKind(KARMADA.overridePolicy),
-  clusterOverridePolicy: groupKind(KARMADA.clusterOverridePolicy),
-  cluster: groupKind(KARMADA.cluster),
-  resourceBinding: groupKind(KARMADA.resourceBinding),
-  clusterResourceBinding: groupKind(KARMADA.clusterResourceBinding),
-  work: groupKind(KARMADA.work),
-} as const;
-
 /** An object's identity as the store sees it (namespace "" when cluster-scoped). */
 export interface Ref {
   gk: string;

@@ -32,3 +32,20 @@ test("while a Directly-purged cluster still has its Work, the sync waits", () =>
   assert.deepEqual(worksBlockingDirectPurge([work("m1")], spec), [], "once it is gone the sync goes on");
   assert.deepEqual(worksBlockingDirectPurge([work("m1"), work("m2")], { ...spec, clusters: [{ name: "m1" }, { name: "m2" }] }), [], "a Directly cluster scheduled again is not waited for");
 });
+
+test("a Directly application-failure task keeps the last running copy until a replacement reports Healthy (Karmada #7455)", () => {
+  const all = ["m1", "m2", "m3"].map((c) => work(c));
+  const app = { fromCluster: "m1", purgeMode: "Directly", reason: "ApplicationFailure" };
+  const spec: ResourceBindingSpec = { clusters: [{ name: "m2" }], gracefulEvictionTasks: [app] };
+  const health = (h: Record<string, string>) => ({ aggregatedStatus: Object.entries(h).map(([clusterName, health]) => ({ clusterName, health })) });
+  const cases: [string, ResourceBindingSpec, ReturnType<typeof health> | undefined, string[]][] = [
+    ["nothing scheduled elsewhere: the old copy stays", { gracefulEvictionTasks: [app] }, health({ m1: "Unhealthy" }), ["m2", "m3"]],
+    ["the replacement not healthy yet: the old copy stays", spec, health({ m1: "Unhealthy", m2: "Unknown" }), ["m3"]],
+    ["no status at all: the old copy stays", spec, undefined, ["m3"]],
+    ["the replacement Healthy: the old copy goes", spec, health({ m1: "Unhealthy", m2: "Healthy" }), ["m1", "m3"]],
+    ["a Healthy report from the evicted cluster itself is no replacement", spec, health({ m1: "Healthy", m2: "Unhealthy" }), ["m3"]],
+    ["a Directly taint eviction still goes at once", { clusters: [{ name: "m2" }], gracefulEvictionTasks: [{ ...app, reason: "TaintUntolerated" }] }, health({ m2: "Unknown" }), ["m1", "m3"]],
+  ];
+  for (const [name, s, status, want] of cases) assert.deepEqual(names(orphanWorks(all, s, status)), want, name);
+  assert.deepEqual(worksBlockingDirectPurge(all, spec, health({ m2: "Unknown" })), [], "a kept last copy does not hold back the replacement's Work");
+});

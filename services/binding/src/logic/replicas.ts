@@ -1,5 +1,18 @@
-import { InvalidError, fieldInvalid, parseApiVersion, type FieldError, type KubeObject, type ReplicaRequirements } from "@flotilla/api";
-import { formatBinary, formatDecimal, formatMilliDecimal, parseQuantity, quantityMilliValue, quantityValue, type Fraction } from "./quantity.js";
+import {
+  InvalidError,
+  fieldInvalid,
+  formatBinarySI,
+  formatDecimal,
+  formatMilliDecimal,
+  parseApiVersion,
+  quantityMilliValueBig,
+  quantityValueBig,
+  tryParseQuantity,
+  type FieldError,
+  type KubeObject,
+  type Quantity,
+  type ReplicaRequirements,
+} from "@flotilla/api";
 
 /** What the resource interpreter's GetReplicas gives for a template. */
 export interface ReplicaInfo {
@@ -45,12 +58,12 @@ export function readCount(v: unknown, path: string, errs: FieldError[]): number 
 }
 
 /** A resource quantity ("100m", "128Mi", 2): its exact value, or undefined with an error naming the field. */
-export function readQuantity(v: unknown, path: string, errs: FieldError[]): Fraction | undefined {
+export function readQuantity(v: unknown, path: string, errs: FieldError[]): Quantity | undefined {
   if (typeof v !== "string" && typeof v !== "number") {
     errs.push(fieldInvalid(path, v, `must be a quantity (a string such as "100m" or "128Mi", or a number), not ${typeName(v)}`));
     return undefined;
   }
-  const q = parseQuantity(v);
+  const q = tryParseQuantity(v);
   if (!q) errs.push(fieldInvalid(path, v, "must be a quantity such as \"100m\" or \"128Mi\""));
   else if (q.num < 0n) errs.push(fieldInvalid(path, v, "must be greater than or equal to 0"));
   else return q;
@@ -155,19 +168,19 @@ function amounts(list: readonly Amount[], errs: FieldError[]): Sums {
     if (!q) continue;
     switch (name) {
       case "cpu":
-        s.milliCpu += quantityMilliValue(q);
+        s.milliCpu += quantityMilliValueBig(q);
         break;
       case "memory":
-        s.memory += quantityValue(q);
+        s.memory += quantityValueBig(q);
         break;
       case "ephemeral-storage":
-        s.ephemeral += quantityValue(q);
+        s.ephemeral += quantityValueBig(q);
         break;
       case "pods":
-        s.pods += quantityValue(q);
+        s.pods += quantityValueBig(q);
         break;
       default:
-        s.scalar.set(name, (s.scalar.get(name) ?? 0n) + quantityValue(q));
+        s.scalar.set(name, (s.scalar.get(name) ?? 0n) + quantityValueBig(q));
     }
   }
   return s;
@@ -202,11 +215,11 @@ export function podRequests(podSpec: Obj, path: string, errs: FieldError[]): Rec
   add(total, amounts(resourceList(podSpec.overhead, `${path}.overhead`, errs), errs));
   const out: Record<string, string> = {};
   if (total.milliCpu > 0n) out.cpu = formatMilliDecimal(total.milliCpu);
-  if (total.memory > 0n) out.memory = formatBinary(total.memory);
-  if (total.ephemeral > 0n) out["ephemeral-storage"] = formatBinary(total.ephemeral);
+  if (total.memory > 0n) out.memory = formatBinarySI(total.memory);
+  if (total.ephemeral > 0n) out["ephemeral-storage"] = formatBinarySI(total.ephemeral);
   if (total.pods > 0n) out.pods = formatDecimal(total.pods);
   for (const [k, v] of [...total.scalar].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (v > 0n) out[k] = k.startsWith("hugepages-") ? formatBinary(v) : formatDecimal(v);
+    if (v > 0n) out[k] = k.startsWith("hugepages-") ? formatBinarySI(v) : formatDecimal(v);
   }
   return Object.keys(out).length ? out : undefined;
 }

@@ -1,6 +1,5 @@
-import { InvalidError, storedTemplateErrors, type Condition, type KubeObject } from "@flotilla/api";
+import { InvalidError, setCondition, storedTemplateErrors, type Condition, type KubeObject } from "@flotilla/api";
 import { interpretReplicas, invalidTemplate } from "./replicas.js";
-import { setCondition } from "./status.js";
 
 /**
  * A template whose fields the controllers read cannot be read (it was written without the

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AggregatedStatusItem, AnyResourceBinding, KubeObject, Work } from "@flotilla/api";
-import { aggregatedStatusItems, bindingStatusUpdate, fullyAppliedCondition, setCondition, templateStatusUpdate } from "./status.js";
+import { aggregatedStatusItems, bindingStatusUpdate, fullyAppliedCondition, templateStatusUpdate } from "./status.js";
 
 const resource = { apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: "nginx" };
 const manifest = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "nginx", namespace: "default" } };
@@ -53,19 +53,6 @@ test("FullyApplied: every kept cluster has an applied item, and nothing else", (
   for (const [name, binding, items, want] of cases) assert.equal(fullyAppliedCondition(binding, items).status, want, name);
   const c = fullyAppliedCondition(b(["m1"]), [item("m1")]);
   assert.deepEqual(c, { type: "FullyApplied", status: "True", reason: "FullyAppliedSuccess", message: "All works have been successfully applied" });
-});
-
-test("conditions keep their transition time unless the status changes", () => {
-  const t0 = new Date("2024-01-01T00:00:00Z");
-  const t1 = new Date("2024-01-01T00:01:00Z");
-  const first = setCondition([], { type: "FullyApplied", status: "False", reason: "R", message: "m" }, t0);
-  assert.equal(first[0]!.lastTransitionTime, "2024-01-01T00:00:00Z");
-  const same = setCondition(first, { type: "FullyApplied", status: "False", reason: "R2", message: "m2" }, t1);
-  assert.equal(same[0]!.lastTransitionTime, "2024-01-01T00:00:00Z");
-  assert.equal(same[0]!.reason, "R2");
-  const flipped = setCondition(same, { type: "FullyApplied", status: "True", reason: "R", message: "m" }, t1);
-  assert.equal(flipped[0]!.lastTransitionTime, "2024-01-01T00:01:00Z");
-  assert.equal(setCondition([{ type: "Scheduled", status: "True" }], { type: "FullyApplied", status: "True" }, t0).length, 2, "other conditions stay");
 });
 
 test("the binding's status is written once scheduled, and only when it changes", () => {

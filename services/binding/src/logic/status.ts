@@ -1,5 +1,4 @@
-import { parseApiVersion, type AggregatedStatusItem, type AnyResourceBinding, type Condition, type KubeObject, type ResourceBindingStatus, type Work } from "@flotilla/api";
-import { jsonClean, jsonEqual } from "./binding.js";
+import { parseApiVersion, rfc3339, setCondition, jsonClean, jsonEqual, type AggregatedStatusItem, type AnyResourceBinding, type Condition, type KubeObject, type ResourceBindingStatus, type Work } from "@flotilla/api";
 import { clusterOfWork, keptClusters } from "./orphans.js";
 import { templateGroupKind } from "./replicas.js";
 
@@ -12,11 +11,6 @@ export const WorkApplied = "Applied";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Kubernetes timestamps: RFC 3339 with whole seconds. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 interface ResourceRef {
   apiVersion?: string;
@@ -80,25 +74,12 @@ export function aggregatedStatusItems(works: readonly Work[], resource: Resource
  * generateFullyAppliedCondition: True iff the items cover exactly the clusters the binding
  * keeps (a non-empty set) and every item is applied.
  */
-export function fullyAppliedCondition(b: Pick<AnyResourceBinding, "spec">, items: readonly AggregatedStatusItem[]): Condition {
-  const targets = keptClusters(b.spec);
+export function fullyAppliedCondition(b: Pick<AnyResourceBinding, "spec" | "status">, items: readonly AggregatedStatusItem[]): Condition {
+  const targets = keptClusters(b.spec, b.status);
   const ok = targets.size > 0 && targets.size === items.length && items.every((i) => i.applied && targets.has(i.clusterName ?? ""));
   return ok
     ? { type: FullyApplied, status: "True", reason: FullyAppliedSuccessReason, message: FullyAppliedSuccessMessage }
     : { type: FullyApplied, status: "False", reason: FullyAppliedFailedReason, message: FullyAppliedFailedMessage };
-}
-
-/** meta.SetStatusCondition: the transition time moves only when the status changes. */
-export function setCondition(conditions: readonly Condition[] | undefined, c: Condition, now: Date): Condition[] {
-  const list = [...(conditions ?? [])];
-  const i = list.findIndex((x) => x.type === c.type);
-  if (i < 0) return [...list, { ...c, lastTransitionTime: c.lastTransitionTime ?? rfc3339(now) }];
-  const old = list[i]!;
-  const next: Condition = { ...old, status: c.status, reason: c.reason, message: c.message };
-  if (c.observedGeneration !== undefined) next.observedGeneration = c.observedGeneration;
-  if (old.status !== c.status) next.lastTransitionTime = c.lastTransitionTime ?? rfc3339(now);
-  list[i] = next;
-  return list;
 }
 
 /**

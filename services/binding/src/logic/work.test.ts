@@ -187,3 +187,23 @@ test("without overrides a Work has no applied-overrides annotations", () => {
   assert.equal(w.metadata.annotations?.["policy.karmada.io/applied-overrides"], undefined);
   assert.equal(w.metadata.annotations?.["policy.karmada.io/applied-cluster-overrides"], undefined);
 });
+
+test("preserved state: injected as labels into the only target's copy when the last task is Directly and the target is new", () => {
+  const task = { fromCluster: "member1", purgeMode: "Directly", reason: "ApplicationFailure", preservedLabelState: { "failover.karmada.io/replicas": "3" }, clustersBeforeFailover: ["member1"] };
+  const cases: [string, ResourceBindingSpec, number, Record<string, string> | undefined][] = [
+    ["Directly, one target, a new cluster: injected", { gracefulEvictionTasks: [task] }, 1, { "failover.karmada.io/replicas": "3" }],
+    ["more than one target: not injected", { gracefulEvictionTasks: [task] }, 2, undefined],
+    ["the last task Gracefully: not injected", { gracefulEvictionTasks: [task, { ...task, fromCluster: "member3", purgeMode: "Gracefully" }] }, 1, undefined],
+    ["an earlier Directly task does not count, the last one does", { gracefulEvictionTasks: [{ ...task, preservedLabelState: { a: "old" } }, { ...task, fromCluster: "member3", preservedLabelState: { a: "new" } }] }, 1, { a: "new" }],
+    ["the target ran the workload before the failover: not injected", { gracefulEvictionTasks: [{ ...task, clustersBeforeFailover: ["member1", "member2"] }] }, 1, undefined],
+    ["no preserved state: nothing", { gracefulEvictionTasks: [{ ...task, preservedLabelState: {} }] }, 1, undefined],
+    ["no tasks: nothing", {}, 1, undefined],
+  ];
+  for (const [name, spec, count, want] of cases) {
+    const b = binding({ ...spec, clusters: [{ name: "member2", replicas: 3 }] });
+    const w = buildWork({ template: nginx, binding: b, target: { name: "member2", replicas: 3 }, workId: "w", targetCount: count });
+    const labels = (w.spec?.workload?.manifests?.[0] as { metadata: { labels: Record<string, string> } }).metadata.labels;
+    const got = Object.fromEntries(Object.entries(labels).filter(([k]) => k === "a" || k.startsWith("failover.karmada.io/")));
+    assert.deepEqual(got, want ?? {}, name);
+  }
+});

@@ -21,6 +21,7 @@ import {
   apiVersionOf,
   executionNamespace,
   workName,
+  jsonClean,
   type AnyResourceBinding,
   type KubeObject,
   type Placement,
@@ -28,10 +29,10 @@ import {
   type TargetCluster,
   type Work,
 } from "@flotilla/api";
-import { bindingId, bindingIdLabel, isClusterBinding, jsonClean } from "./binding.js";
+import { allocateWebsterSeats, uidTieBreaker } from "@flotilla/scheduling";
+import { bindingId, bindingIdLabel, isClusterBinding } from "./binding.js";
 import { appliedOverridesAnnotation, applyOverrides, type ClusterOverrides } from "./overrides.js";
 import { replicaField, templateGroupKind } from "./replicas.js";
-import { websterSeats } from "./webster.js";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -67,12 +68,31 @@ export function jobCompletions(t: KubeObject, spec: ResourceBindingSpec | undefi
   if (!((spec?.replicas ?? 0) > 0) || replicaSchedulingType(spec?.placement) !== "Divided") return undefined;
   const completions = isObj(t.spec) ? t.spec.completions : undefined;
   if (typeof completions !== "number") return undefined;
-  const seats = websterSeats(
+  const seats = allocateWebsterSeats(
     completions,
     targets.map((c) => [c.name ?? "", c.replicas ?? 0] as const),
-    t.metadata.uid ?? "",
+    undefined,
+    uidTieBreaker(t.metadata.uid ?? ""),
   );
   return new Map(seats.map((s) => [s.name, s.seats]));
+}
+
+/**
+ * injectReservedLabelState (gate StatefulFailoverInjection): the labels a failover preserved
+ * from the cluster the workload left, for its copy on `cluster`, or undefined. As upstream,
+ * only when the binding targets exactly one cluster (`targetCount`, spec.clusters plus the
+ * requiredBy clusters), the last graceful-eviction task is Directly, and `cluster` is not one
+ * the workload ran on before that failover; an empty state injects nothing. The labels are on
+ * the copy while that task lasts (upstream the same).
+ */
+export function preservedLabelsFor(spec: ResourceBindingSpec | undefined, cluster: string, targetCount: number): Record<string, string> | undefined {
+  if (targetCount > 1) return undefined;
+  const tasks = spec?.gracefulEvictionTasks ?? [];
+  const last = tasks[tasks.length - 1];
+  if (!last || (last.purgeMode !== "Directly" && last.purgeMode !== "Immediately")) return undefined;
+  if ((last.clustersBeforeFailover ?? []).includes(cluster)) return undefined;
+  const state = last.preservedLabelState ?? {};
+  return Object.keys(state).length ? { ...state } : undefined;
 }
 
 /** shouldSuspendDispatching: all dispatching suspended, or this cluster listed in dispatchingOnClusters. */
@@ -140,6 +160,8 @@ export interface WorkInput {
   workId: string;
   /** The override entries for this cluster (see overrideEntries); none when absent. */
   overrides?: ClusterOverrides;
+  /** How many clusters the binding targets (spec.clusters plus requiredBy; see preservedLabelsFor); default 1. */
+  targetCount?: number;
 }
 
 /** The Work's identity for a template on a cluster. */
@@ -154,7 +176,8 @@ export function workRefFor(t: Pick<KubeObject, "kind" | "metadata">, cluster: st
  * (ClusterOverridePolicies, then OverridePolicies; recorded in the Work's applied-overrides
  * annotations), the labels and annotations that link manifest and Work back to the binding,
  * the conflict resolution, and the dispatching and deletion settings. An override that cannot
- * apply throws an OverrideError.
+ * apply throws an OverrideError. After the overrides, the labels a failover preserved for this
+ * cluster (preservedLabelsFor).
  */
 export function buildWork(i: WorkInput): Work {
   const { template: t, binding: b, target } = i;
@@ -169,6 +192,8 @@ export function buildWork(i: WorkInput): Work {
   if (i.completions !== undefined && mspec && typeof mspec.completions === "number") mspec.completions = i.completions;
   if (i.overrides) m = applyOverrides(m, i.overrides);
   const meta = (isObj(m.metadata) ? m.metadata : (m.metadata = {})) as Obj & { labels?: Record<string, string>; annotations?: Record<string, string> };
+  const preserved = preservedLabelsFor(spec, cluster, i.targetCount ?? 1);
+  if (preserved) meta.labels = { ...meta.labels, ...preserved };
 
   const idLabel = bindingIdLabel(b);
   const id = bindingId(b) ?? "";

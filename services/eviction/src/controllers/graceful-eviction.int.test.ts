@@ -41,6 +41,7 @@ test("the task is dropped once the scheduler caught up and the replacement repor
     });
     assert.match(events[0].message, /member1.*replacement on member2 is healthy/);
     assert.equal(events[0].source.component, "eviction");
+    assert.match(await env.app.metrics.text(), /^flotilla_eviction_tasks_removed_total\{why="ReplacementHealthy"\} 1$/m);
   } finally {
     await env.close();
   }

@@ -1,25 +1,18 @@
-import { isConflict, isNotFound, type AnyResourceBinding } from "@flotilla/api";
-import type { Logger } from "@flotilla/log";
+import type { AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
-import type { EventRecorder, ObjectStore } from "@flotilla/store";
 import type { Config } from "../config.js";
 import { assessTasks, taskTimeoutMs, type TaskOutcome } from "../logic/assess.js";
 import { clusterState, type ClusterState } from "../logic/cluster-state.js";
-import type { ClusterReader } from "@flotilla/store";
-import { parseBindingKey, refString } from "./keys.js";
+import { parseBindingKey, refString, type ControllerDeps } from "./keys.js";
 
 export const name = "graceful-eviction";
 
 export const EventReasonTaskRemoved = "GracefulEvictionTaskRemoved";
 export const EventReasonTaskKept = "GracefulEvictionTaskKept";
 
-export interface Deps {
-  store: ObjectStore;
-  clusters: ClusterReader;
-  cfg: Config;
-  events: EventRecorder;
-  now: () => Date;
-  log: Logger;
+export interface Deps extends ControllerDeps {
+  /** Told of each task removed (for the metrics), with the verdict's why. */
+  onTaskRemoved?: (why: string) => void;
 }
 
 function seconds(ms: number): string {
@@ -58,50 +51,51 @@ export function gracefulEviction(d: Deps): Reconciler<string> {
       const ref = parseBindingKey(key);
       if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
       const states = new Map<string, ClusterState>();
-      for (let attempt = 1; ; attempt++) {
-        const b = await d.store.get<AnyResourceBinding>(ref);
-        if (!b || b.metadata.deletionTimestamp || !(b.spec?.gracefulEvictionTasks?.length ?? 0)) return done();
-        const tolerations = b.spec?.placement?.clusterTolerations;
-        for (const t of b.spec!.gracefulEvictionTasks!) {
+      // decided again on every attempt: what it leaves here describes the attempt that counts
+      let a: ReturnType<typeof assessTasks> | undefined;
+      let read: AnyResourceBinding | undefined;
+      const r = await d.store.mutateWritten<AnyResourceBinding>(ref, async (next) => {
+        a = undefined;
+        read = structuredClone(next);
+        if (next.metadata.deletionTimestamp || !(next.spec?.gracefulEvictionTasks?.length ?? 0)) return undefined;
+        const tolerations = next.spec?.placement?.clusterTolerations;
+        for (const t of next.spec!.gracefulEvictionTasks!) {
           const from = t.fromCluster ?? "";
           if (!states.has(from)) states.set(from, clusterState(await d.clusters.get(from), tolerations));
         }
-        const now = d.now().getTime();
-        const a = assessTasks({ spec: b.spec!, status: b.status, generation: b.metadata.generation, clusters: states, timeoutMs: d.cfg.GRACEFUL_EVICTION_TIMEOUT, now });
-        let stored = b;
-        if (a.changed) {
-          const next = structuredClone(b);
-          next.spec!.clusters = a.clusters;
-          if (a.tasks.length) next.spec!.gracefulEvictionTasks = a.tasks;
-          else delete next.spec!.gracefulEvictionTasks;
-          try {
-            stored = await d.store.update(next);
-          } catch (e) {
-            if (isNotFound(e)) return done();
-            if (isConflict(e) && attempt < 10) continue;
-            throw e;
-          }
-          const scheduled = a.clusters.map((c) => c.name ?? "");
-          for (const o of a.outcomes) {
-            const msg = removedMessage(o, d.cfg, scheduled);
-            if (!msg) continue;
-            log.info({ binding: refString(ref), kind: b.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
-            await d.events.normal(stored, EventReasonTaskRemoved, msg);
-          }
+        a = assessTasks({ spec: next.spec!, status: next.status, generation: next.metadata.generation, clusters: states, timeoutMs: d.cfg.GRACEFUL_EVICTION_TIMEOUT, now: d.now().getTime() });
+        if (!a.changed) return undefined;
+        next.spec!.clusters = a.clusters;
+        if (a.tasks.length) next.spec!.gracefulEvictionTasks = a.tasks;
+        else delete next.spec!.gracefulEvictionTasks;
+        return next;
+      });
+      const stored = r.obj;
+      const b = read;
+      if (!stored || !a || !b) return done();
+      const assessed = a as ReturnType<typeof assessTasks>;
+      if (r.written) {
+        const scheduled = assessed.clusters.map((c) => c.name ?? "");
+        for (const o of assessed.outcomes) if (o.verdict.action === "drop") d.onTaskRemoved?.(o.verdict.why);
+        for (const o of assessed.outcomes) {
+          const msg = removedMessage(o, d.cfg, scheduled);
+          if (!msg) continue;
+          log.info({ binding: refString(ref), kind: stored.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
+          await d.events.normal(stored, EventReasonTaskRemoved, msg);
         }
-        for (const o of a.outcomes) {
-          if (o.verdict.action === "keep" && o.verdict.why === "NoReplacement") {
-            const want = b.spec?.replicas ?? 0;
-            const have = (b.spec?.clusters ?? []).reduce((s, c) => s + (c.replicas ?? 0), 0);
-            await d.events.warning(
-              stored,
-              EventReasonTaskKept,
-              `Graceful eviction task from cluster ${o.task.fromCluster} kept past its timeout: nothing could be scheduled in its place (${(b.spec?.clusters ?? []).length} clusters, ${have} of ${want} replicas) and the cluster has not recovered; its workload keeps running there`,
-            );
-          }
-        }
-        return a.retryMs === undefined ? done() : after(a.retryMs);
       }
+      for (const o of assessed.outcomes) {
+        if (o.verdict.action === "keep" && o.verdict.why === "NoReplacement") {
+          const want = b.spec?.replicas ?? 0;
+          const have = (b.spec?.clusters ?? []).reduce((s, c) => s + (c.replicas ?? 0), 0);
+          await d.events.warning(
+            stored,
+            EventReasonTaskKept,
+            `Graceful eviction task from cluster ${o.task.fromCluster} kept past its timeout: nothing could be scheduled in its place (${(b.spec?.clusters ?? []).length} clusters, ${have} of ${want} replicas) and the cluster has not recovered; its workload keeps running there`,
+          );
+        }
+      }
+      return assessed.retryMs === undefined ? done() : after(assessed.retryMs);
     },
   };
 }

@@ -1,11 +1,7 @@
-import { KARMADA, groupKind, type AnyResourceBinding } from "@flotilla/api";
-import type { ObjectRef } from "@flotilla/store";
-
-export const GK = {
-  cluster: groupKind(KARMADA.cluster),
-  resourceBinding: groupKind(KARMADA.resourceBinding),
-  clusterResourceBinding: groupKind(KARMADA.clusterResourceBinding),
-} as const;
+import { GK, type AnyResourceBinding } from "@flotilla/api";
+import type { Logger } from "@flotilla/log";
+import type { ClusterReader, EventRecorder, ListOptions, ObjectRef, ObjectStore } from "@flotilla/store";
+import type { Config } from "../config.js";
 
 /** A binding's key: `rb/<namespace>/<name>` or `crb/<name>`. */
 export function bindingKey(b: { kind?: string; namespace?: string; name?: string }): string {
@@ -25,4 +21,20 @@ export function parseBindingKey(key: string): ObjectRef | undefined {
 
 export function refString(r: ObjectRef): string {
   return r.namespace ? `${r.namespace}/${r.name}` : r.name;
+}
+
+/** What every controller of the eviction service works with. */
+export interface ControllerDeps {
+  store: ObjectStore;
+  clusters: ClusterReader;
+  cfg: Config;
+  events: EventRecorder;
+  now: () => Date;
+  log: Logger;
+}
+
+/** The ResourceBindings and ClusterResourceBindings that match `o` (an index entry, a label selector), both kinds through one call. */
+export async function listBindings(store: ObjectStore, o: Pick<ListOptions, "index" | "labelSelector">): Promise<AnyResourceBinding[]> {
+  const [rbs, crbs] = await Promise.all([store.list<AnyResourceBinding>(GK.resourceBinding, o), store.list<AnyResourceBinding>(GK.clusterResourceBinding, o)]);
+  return [...rbs.items, ...crbs.items];
 }

@@ -1,13 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { GracefulEvictionTask, ResourceBindingSpec, ResourceBindingStatus } from "@flotilla/api";
+import { rfc3339, type GracefulEvictionTask, type ResourceBindingSpec, type ResourceBindingStatus } from "@flotilla/api";
 import { assessTasks, replacementScheduled, type AssessInput } from "./assess.js";
 import type { ClusterState } from "./cluster-state.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const MIN = 60_000;
 const TIMEOUT = 10 * MIN;
-const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+const at = (ms: number) => rfc3339(T0 + ms);
 const divided = { replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted" } };
 const task = (o: Partial<GracefulEvictionTask> = {}): GracefulEvictionTask => ({
   fromCluster: "member1",

@@ -1,6 +1,6 @@
 import type { AggregatedStatusItem, GracefulEvictionTask, ResourceBindingSpec, ResourceBindingStatus, TargetCluster } from "@flotilla/api";
 import type { ClusterState } from "./cluster-state.js";
-import { k8sTime, parseTime } from "./time.js";
+import { rfc3339, parseTime } from "@flotilla/api";
 
 export type TaskVerdict =
   /** New task: creationTimestamp stamped, nothing else judged this time (upstream). */
@@ -156,7 +156,7 @@ export function assessTasks(i: AssessInput): Assessment {
       continue;
     }
     if (verdict.why === "Stamped") {
-      kept.push({ ...task, creationTimestamp: k8sTime(i.now) });
+      kept.push({ ...task, creationTimestamp: rfc3339(i.now) });
       changed = true;
       retry(Math.min(tick, timeout));
     } else {

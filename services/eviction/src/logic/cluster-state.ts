@@ -1,4 +1,4 @@
-import type { Cluster, Toleration } from "@flotilla/api";
+import { isClusterReady, type Cluster, type Toleration } from "@flotilla/api";
 import { toleratesTaint } from "@flotilla/scheduling";
 
 /** What the graceful-eviction controller needs to know about a task's fromCluster. */
@@ -17,8 +17,7 @@ export type ClusterState =
 export function clusterState(c: Cluster | undefined, tolerations: readonly Toleration[] | undefined): ClusterState {
   if (!c) return "gone";
   if (c.metadata.deletionTimestamp) return "deleting";
-  const ready = (c.status?.conditions ?? []).find((x) => x.type === "Ready");
-  if (ready?.status !== "True") return "unhealthy";
+  if (!isClusterReady(c)) return "unhealthy";
   for (const taint of c.spec?.taints ?? []) {
     if (taint.effect !== "NoExecute") continue;
     const forever = (tolerations ?? []).some((t) => toleratesTaint(t, taint) && (t.tolerationSeconds === undefined || t.tolerationSeconds === null));

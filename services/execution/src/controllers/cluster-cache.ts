@@ -1,26 +1,24 @@
-import { KARMADA, CORE, groupKind, type Cluster, type KubeObject } from "@flotilla/api";
+import { GK, isClusterReady, memberEndpoint, namesSecret, type Cluster, type EndpointPolicy, type EndpointResult, type KubeObject } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
-import { credentialHolder, endpointOf, namesSecret, type EndpointPolicy, type EndpointResult } from "../logic/credentials.js";
-import { findCondition } from "../logic/conditions.js";
-
-export const CLUSTER_GK = groupKind(KARMADA.cluster);
-export const SECRET_GK = groupKind(CORE.secret);
 
 export interface ClusterEntry {
   cluster: Cluster;
   endpoint: EndpointResult;
   ready: boolean;
   deleting: boolean;
+  /** spec.syncMode Pull: an agent in the member applies its Works and reports its status; this service leaves it alone. */
+  pull: boolean;
   /** resourceVersion of the Secret the endpoint was built from ("" when none). */
   secretRv: string;
 }
 
-export type ClusterTransition = "ready" | "not-ready" | "deleting" | "gone";
-
-export function isReady(c: Cluster | undefined): boolean {
-  return findCondition(c?.status?.conditions, "Ready")?.status === "True";
+/** Whether the cluster is in Pull mode (an agent beside the member does its work). */
+export function isPull(c: Cluster | undefined): boolean {
+  return c?.spec?.syncMode === "Pull";
 }
+
+export type ClusterTransition = "ready" | "not-ready" | "deleting" | "gone";
 
 /**
  * This replica's view of the Clusters and the Secrets they name: read in full every
@@ -64,7 +62,7 @@ export class ClusterCache {
 
   /** Re-reads one cluster (and its Secret) from the store now. */
   async fresh(name: string): Promise<ClusterEntry | undefined> {
-    const cluster = await this.store.get<Cluster>({ gk: CLUSTER_GK, name });
+    const cluster = await this.store.get<Cluster>({ gk: GK.cluster, name });
     if (!cluster) {
       this.remove(name);
       return undefined;
@@ -84,24 +82,15 @@ export class ClusterCache {
     this.put(cluster, prev.endpoint, prev.secretRv);
   }
 
-  /**
-   * endpointOf under this service's policy; a Secret no Cluster owns (ownerReferences) that
-   * several Clusters name serves only its credentialHolder among all of them.
-   */
+  /** memberEndpoint under this service's policy, against every Cluster it knows. */
   private endpoint(cluster: Cluster, secret: KubeObject | undefined, all: Iterable<Cluster> = [...this.entries.values()].map((x) => x.cluster)): EndpointResult {
-    const e = endpointOf(cluster, secret, this.o.policy);
-    const ref = cluster.spec?.secretRef;
-    if (!e.ok || !secret || !ref?.name || (secret.metadata.ownerReferences ?? []).some((o) => o.kind === "Cluster")) return e;
-    const name = cluster.metadata.name ?? "";
-    const claimants = [cluster, ...[...all].filter((c) => c.metadata.name !== name && namesSecret(c, ref.namespace ?? "", ref.name!))];
-    const holder = credentialHolder(ref.name, claimants)!;
-    return holder.metadata.name === name ? e : { ok: false, reason: `the secret ${ref.namespace}/${ref.name} is the credential of cluster ${JSON.stringify(holder.metadata.name)}` };
+    return memberEndpoint(cluster, secret, all, this.o.policy);
   }
 
   private async secretOf(cluster: Cluster): Promise<KubeObject | undefined> {
     const ref = cluster.spec?.secretRef;
     if (!ref?.name) return undefined;
-    return this.store.get({ gk: SECRET_GK, namespace: ref.namespace ?? "", name: ref.name });
+    return this.store.get({ gk: GK.secret, namespace: ref.namespace ?? "", name: ref.name });
   }
 
   private put(cluster: Cluster, endpoint: EndpointResult, secretRv: string): ClusterEntry {
@@ -109,7 +98,7 @@ export class ClusterCache {
     const prev = this.entries.get(name);
     // a list that started before a write must not put back the older version
     if (prev && olderThan(cluster, prev.cluster) && prev.secretRv === secretRv) return prev;
-    const entry: ClusterEntry = { cluster, endpoint, ready: isReady(cluster), deleting: !!cluster.metadata.deletionTimestamp, secretRv };
+    const entry: ClusterEntry = { cluster, endpoint, ready: isClusterReady(cluster), deleting: !!cluster.metadata.deletionTimestamp, pull: isPull(cluster), secretRv };
     this.entries.set(name, entry);
     if (prev) {
       if (entry.ready && !prev.ready) this.o.onTransition?.(name, "ready");
@@ -127,11 +116,11 @@ export class ClusterCache {
   refreshAll(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        const { items } = await this.store.list<Cluster>(CLUSTER_GK);
+        const { items } = await this.store.list<Cluster>(GK.cluster);
         const namespaces = new Set(items.map((c) => c.spec?.secretRef?.namespace).filter((n): n is string => !!n));
         const secrets = new Map<string, KubeObject>();
         for (const ns of namespaces) {
-          for (const s of (await this.store.list(SECRET_GK, { namespace: ns })).items) secrets.set(`${ns}/${s.metadata.name}`, s);
+          for (const s of (await this.store.list(GK.secret, { namespace: ns })).items) secrets.set(`${ns}/${s.metadata.name}`, s);
         }
         const seen = new Set<string>();
         for (const c of items) {

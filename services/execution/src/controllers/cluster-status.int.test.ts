@@ -136,3 +136,28 @@ test("100 members are all probed within one status period", async (t) => {
   const late = clusters.map((c) => c.name).filter((n) => (h.exec.probes.lastAt.get(n) ?? 0) < t0);
   assert.deepEqual(late, [], `${late.length} members not probed within one 2 s period`);
 });
+
+test("a Pull cluster is left to its agent: not probed, its Works neither applied nor finalized", async (t) => {
+  const h = await harness(t, { clusters: [{ name: "member1" }, { name: "member3" }] });
+  const m3 = h.sim.cluster("member3");
+  await h.join("member1");
+  // member3 has an endpoint and a credential, but is in Pull mode
+  await h.store.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "member3", namespace: "karmada-cluster" }, type: "Opaque", data: { token: Buffer.from(m3.token).toString("base64") } });
+  await h.store.create<Cluster>({
+    apiVersion: "cluster.karmada.io/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "member3" },
+    spec: { apiEndpoint: m3.url, secretRef: { namespace: "karmada-cluster", name: "member3" }, syncMode: "Pull" },
+  });
+  await h.work("member3", "web-3", [deployment("web", 1)], { finalizer: false });
+  await h.work("member1", "web-1", [deployment("web", 1)]);
+  // member1 (Push) is probed and its Work applied meanwhile
+  await eventually(async () => condition(await h.getCluster("member1"), "Ready")?.status === "True");
+  await eventually(async () => condition(await h.getWork("member1", "web-1"), "Applied")?.status === "True");
+  await sleep(1000);
+  assert.equal((await h.getCluster("member3"))?.status?.conditions, undefined, "no Ready condition written for member3");
+  const w = await h.getWork("member3", "web-3");
+  assert.equal(w?.status, undefined, "no status on member3's Work");
+  assert.deepEqual(w?.metadata.finalizers ?? [], [], "no finalizer on member3's Work");
+  assert.equal(m3.get("apps/v1", "Deployment", "web", "default"), undefined, "nothing applied to member3");
+});

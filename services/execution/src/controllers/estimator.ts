@@ -73,6 +73,7 @@ export async function estimate(d: EstimatorDeps, req: MaxAvailableReplicasReques
         if (!entry) return { name, maxReplicas: -1, error: "cluster not found" };
         if (entry.deleting) return { name, maxReplicas: -1, error: "cluster is being deleted" };
         if (!entry.ready) return { name, maxReplicas: -1, error: "cluster is not ready" };
+        if (entry.pull) return { name, maxReplicas: -1, error: "cluster is in Pull mode: its agent reports resourceSummary instead" };
         if (!entry.endpoint.ok) return { name, maxReplicas: -1, error: entry.endpoint.reason };
         try {
           const client = d.members.client(name, entry.endpoint.endpoint);

@@ -1,14 +1,8 @@
-import { ManagedByKarmadaLabel, ManagedByKarmadaLabelValue, type KubeObject } from "@flotilla/api";
-import { MemberClientCache, MemberInformer, type InformerEvent, type MemberClient, type MemberClientOptions, type MemberEndpoint } from "@flotilla/kube";
+import type { KubeObject } from "@flotilla/api";
+import { MemberClientCache, type InformerEvent, type MemberClient, type MemberClientOptions, type MemberEndpoint, type MemberInformer } from "@flotilla/kube";
 import type { Logger } from "@flotilla/log";
 import { nodeCapacities, type NodeCapacity } from "../logic/estimate.js";
-import type { NodeLike, PodLike } from "../logic/resources.js";
-
-/** What this service last wrote for one member object: the desired digest and the member's version after the write. */
-export interface AppliedRecord {
-  digest: string;
-  version: string;
-}
+import { MemberObjects, type AppliedRecord, type MemberState, type NodeLike, type PodLike } from "@flotilla/member-apply";
 
 /** A member's nodes and pods as last listed, reduced to what the estimator needs. */
 export interface CapacitySnapshot {
@@ -17,8 +11,7 @@ export interface CapacitySnapshot {
 }
 
 interface Member {
-  informers: Map<string, MemberInformer>;
-  records: Map<string, AppliedRecord>;
+  objects: MemberObjects;
   snapshot?: CapacitySnapshot;
   refreshing?: Promise<CapacitySnapshot>;
 }
@@ -36,7 +29,7 @@ export interface MembersOptions {
   onNewClient?: (cluster: string) => void;
 }
 
-export const MANAGED_SELECTOR = `${ManagedByKarmadaLabel}=${ManagedByKarmadaLabelValue}`;
+export { MANAGED_SELECTOR } from "@flotilla/member-apply";
 
 /**
  * Everything this service keeps per member: one client per endpoint+credential (replaced when
@@ -60,7 +53,15 @@ export class Members {
 
   private member(cluster: string): Member {
     let m = this.members.get(cluster);
-    if (!m) this.members.set(cluster, (m = { informers: new Map(), records: new Map() }));
+    if (!m) {
+      const objects = new MemberObjects({
+        watchTimeoutSeconds: this.o.watchTimeoutSeconds,
+        onChange: (type, obj) => this.o.onObject?.(cluster, type, obj),
+        onError: (err, kind) => this.o.log.debug({ err, cluster, kind }, "member list failed; retrying"),
+        onReconnect: () => this.o.onReconnect?.(cluster),
+      });
+      this.members.set(cluster, (m = { objects }));
+    }
     return m;
   }
 
@@ -71,35 +72,22 @@ export class Members {
 
   /** The informer of managed `kind` objects on the cluster, started on first use. */
   informer(cluster: string, client: MemberClient, apiVersion: string, kind: string): MemberInformer {
-    const m = this.member(cluster);
-    const k = `${apiVersion}/${kind}`;
-    let inf = m.informers.get(k);
-    if (!inf) {
-      inf = new MemberInformer({
-        client,
-        apiVersion,
-        kind,
-        labelSelector: MANAGED_SELECTOR,
-        watchTimeoutSeconds: this.o.watchTimeoutSeconds,
-        onChange: (type, obj) => this.o.onObject?.(cluster, type, obj),
-        onError: (err) => this.o.log.debug({ err, cluster, kind }, "member list failed; retrying"),
-        onListed: ({ afterFailure }) => {
-          if (afterFailure) this.o.onReconnect?.(cluster);
-        },
-      }).start();
-      m.informers.set(k, inf);
-    }
-    return inf;
+    return this.member(cluster).objects.informer(client, apiVersion, kind);
+  }
+
+  /** One cluster's informers and records, as the shared applier uses them. */
+  view(cluster: string): MemberState {
+    return this.member(cluster).objects;
   }
 
   /** The informer if one runs (no side effects). */
   peekInformer(cluster: string, apiVersion: string, kind: string): MemberInformer | undefined {
-    return this.members.get(cluster)?.informers.get(`${apiVersion}/${kind}`);
+    return this.members.get(cluster)?.objects.peekInformer(apiVersion, kind);
   }
 
   /** Cuts the informers' backoff short (the member just became Ready). */
   kick(cluster: string): void {
-    for (const inf of this.members.get(cluster)?.informers.values() ?? []) inf.kick();
+    for (const inf of this.members.get(cluster)?.objects.allInformers() ?? []) inf.kick();
   }
 
   /**
@@ -124,13 +112,11 @@ export class Members {
   }
 
   record(cluster: string, key: string): AppliedRecord | undefined {
-    return this.members.get(cluster)?.records.get(key);
+    return this.members.get(cluster)?.objects.record(key);
   }
 
   setRecord(cluster: string, key: string, r: AppliedRecord | undefined): void {
-    const m = this.member(cluster);
-    if (r) m.records.set(key, r);
-    else m.records.delete(key);
+    this.member(cluster).objects.setRecord(key, r);
   }
 
   /** Stores the capacity snapshot computed from freshly listed nodes and pods. */
@@ -168,7 +154,15 @@ export class Members {
     const m = this.members.get(cluster);
     if (!m) return;
     this.members.delete(cluster);
-    for (const inf of m.informers.values()) void inf.stop();
+    void m.objects.stop();
+  }
+
+  /**
+   * Another replica works on the cluster now: stop its informers and forget its records, but
+   * keep its client (this replica's estimator still reads the member).
+   */
+  stopWatching(cluster: string): void {
+    this.reset(cluster);
   }
 
   /** The cluster left: close its client, stop its informers. */
@@ -187,9 +181,9 @@ export class Members {
   }
 
   async close(): Promise<void> {
-    const all = [...this.members.values()].flatMap((m) => [...m.informers.values()]);
+    const all = [...this.members.values()];
     this.members.clear();
-    await Promise.all(all.map((i) => i.stop()));
+    await Promise.all(all.map((m) => m.objects.stop()));
     this.clients.closeAll();
   }
 }

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Work } from "@flotilla/api";
+import { GK, executionNamespace, type Work } from "@flotilla/api";
+import type { ObjectStore } from "@flotilla/store";
 import { eventually } from "@flotilla/testkit";
 import { condition, configMap, deployment, harness, type Harness } from "../int.test-support.js";
 
@@ -68,6 +69,32 @@ test("a new execution service compares every Work with what its members hold and
   t.diagnostic(`back on both members ${backMs} ms after the start`);
   assert.ok(backMs < 5_000, `back within ${backMs} ms of the start`);
   for (const m of members) await healthy(h, m, "web-dup", 2);
+});
+
+test("a comparison that fails at the start (Postgres out of connections) is tried again until it succeeds: what the member lost comes back", async (t) => {
+  const h = await harness(t, { clusters: [{ name: "member1" }, { name: "member2" }] });
+  await joined(h, "member1", "member2");
+  for (const m of ["member1", "member2"]) await h.work(m, "web-1", [deployment("web", 1)]);
+  for (const m of ["member1", "member2"]) await healthy(h, m, "web-1", 1);
+
+  await h.stopExecution();
+  for (const m of ["member1", "member2"]) h.sim.cluster(m).delete("apps/v1", "Deployment", "web", "default");
+  // member2's Works cannot be listed the first three times, as when Postgres refuses new connections
+  let refusals = 3;
+  const flaky = Object.create(h.store) as ObjectStore;
+  flaky.list = (async (gk: string, o?: { namespace?: string }) => {
+    if (gk === GK.work && o?.namespace === executionNamespace("member2") && refusals > 0) {
+      refusals--;
+      throw Object.assign(new Error("sorry, too many clients already"), { code: "53300" });
+    }
+    return h.store.list(gk, o);
+  }) as ObjectStore["list"];
+  await h.startAgain({ store: flaky });
+  await eventually(() => ["member1", "member2"].every((m) => h.sim.cluster(m).get("apps/v1", "Deployment", "web", "default") !== undefined), {
+    timeoutMs: 15_000,
+    message: "the Deployment back on both members",
+  });
+  assert.equal(refusals, 0, "member2's listing was refused three times before it went through");
 });
 
 test("a member that cannot be read is not reported Healthy, and what it lost is applied again within seconds of it being reachable", async (t) => {

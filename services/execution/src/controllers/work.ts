@@ -1,42 +1,29 @@
-import { setMaxListeners } from "node:events";
 import {
+  GK,
   ExecutionControllerFinalizer,
-  KARMADA,
   clusterOfExecutionNamespace,
-  groupKind,
   isConflict,
-  type KubeObject,
+  setCondition,
   type Work,
 } from "@flotilla/api";
-import { coveredBy, isKubeConflict, isKubeUnreachable, type ApplyResult, type KubeApiError, type MemberClient } from "@flotilla/kube";
 import type { ObjectStore } from "@flotilla/store";
-import { after, done, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
-import { setCondition } from "../logic/conditions.js";
-import { interpretHealth, reflectStatus } from "../logic/health.js";
+import { SpanKind, after, done, inSpan, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import {
   appliedCondition,
-  desiredObject,
-  digest,
+  applyWork,
+  deleteWork,
   dispatchingCondition,
   healthUnknown,
-  identifierOf,
-  isManaged,
   isSuspended,
   manifestsOf,
-  objectVersion,
-  overwrites,
-  preservesOnDeletion,
+  retryable,
   sameWorkStatus,
-  updateVerdict,
-  withoutClaim,
-  type ManifestStatus,
   type WorkStatusJson,
-} from "../logic/work.js";
+} from "@flotilla/member-apply";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { Members } from "./members.js";
 
 export const name = "execution";
-export const WORK_GK = groupKind(KARMADA.work);
 
 export interface WorkDeps {
   store: ObjectStore;
@@ -56,6 +43,12 @@ export interface WorkDeps {
    * up for now (default 10 s). A member that just failed a list is not waited for.
    */
   listWaitMs?: number;
+  /**
+   * Whether this replica works on the cluster now (member sharding; default: every cluster).
+   * Another replica's cluster is left alone: its owner reconciles its Works, and a new owner
+   * compares all of them with the member when it takes the cluster over.
+   */
+  owns?: (cluster: string) => boolean;
   now?: () => Date;
 }
 
@@ -64,32 +57,9 @@ class RetryableError extends Error {
   override readonly name = "RetryableError";
 }
 
-/** The member's objects of a kind could not be listed: what it holds is not known. */
-class MemberUnreadableError extends Error {
-  override readonly name = "MemberUnreadableError";
-}
-
 function splitKey(key: string): { namespace: string; name: string } {
   const i = key.indexOf("/");
   return { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
-
-const objectKeyOf = (o: KubeObject) => `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
-
-/** Labels and annotations of the desired object, for the metadata drift check. */
-function metaOnly(o: KubeObject): KubeObject {
-  return { apiVersion: o.apiVersion, kind: o.kind, metadata: { labels: o.metadata.labels, annotations: o.metadata.annotations } };
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** Whether retrying could help: the member did not answer, answered 5xx/429, or a write raced. */
-function retryable(e: unknown): boolean {
-  if (isKubeUnreachable(e) || isKubeConflict(e) || e instanceof MemberUnreadableError) return true;
-  const code = (e as Partial<KubeApiError>).code;
-  return e instanceof Error && e.name === "KubeApiError" && typeof code === "number" && (code >= 500 || code === 429);
 }
 
 /**
@@ -103,6 +73,7 @@ function retryable(e: unknown): boolean {
 export function executionController(d: WorkDeps): Reconciler<string> {
   const now = d.now ?? (() => new Date());
   const listWaitMs = d.listWaitMs ?? 10_000;
+  const owns = d.owns ?? (() => true);
 
   async function writeStatus(work: Work, key: string, status: WorkStatusJson): Promise<Work> {
     if (sameWorkStatus(work.status as WorkStatusJson | undefined, status)) return work;
@@ -127,30 +98,14 @@ export function executionController(d: WorkDeps): Reconciler<string> {
     }
   }
 
-  async function deleteFromMember(cluster: string, client: MemberClient, work: Work): Promise<void> {
-    const preserve = preservesOnDeletion(work);
-    for (const m of manifestsOf(work)) {
-      const desired = desiredObject(work, m);
-      const observed = await client.get(desired);
-      if (observed && isManaged(observed)) {
-        if (preserve) await client.replace(withoutClaim(observed));
-        else await client.delete(desired, { propagationPolicy: "Background", preconditions: { uid: observed.metadata.uid } }).catch((e) => {
-          // a precondition failure means it was replaced by someone else since: not ours to delete
-          if (!isKubeConflict(e)) throw e;
-        });
-      }
-      d.members.setRecord(cluster, objectKeyOf(desired), undefined);
-      d.members.peekInformer(cluster, desired.apiVersion, desired.kind)?.forget(desired.metadata.namespace, desired.metadata.name ?? "");
-    }
-  }
-
   async function reconcileDeletion(work: Work, key: string, cluster: string): Promise<Result> {
     if (!(work.metadata.finalizers ?? []).includes(ExecutionControllerFinalizer)) return done();
     const entry = await d.clusters.fresh(cluster);
     if (entry && entry.ready && !entry.deleting) {
       if (!entry.endpoint.ok) return after(d.retryMs);
+      if (!owns(cluster)) return done();
       try {
-        await deleteFromMember(cluster, d.members.client(cluster, entry.endpoint.endpoint), work);
+        await deleteWork(work, d.members.client(cluster, entry.endpoint.endpoint), d.members.view(cluster));
       } catch (e) {
         if (retryable(e)) return after(d.retryMs);
         throw e;
@@ -164,80 +119,20 @@ export function executionController(d: WorkDeps): Reconciler<string> {
     return done();
   }
 
-  async function applyAll(work: Work, cluster: string, client: MemberClient, parent: AbortSignal, previous: readonly ManifestStatus[]): Promise<{ statuses: ManifestStatus[]; errors: string[]; retry: boolean }> {
-    const manifests = manifestsOf(work);
-    // one signal for every request of this reconcile (each request listens on it)
-    const ac = new AbortController();
-    setMaxListeners(0, ac.signal);
-    const abort = () => ac.abort(parent.reason);
-    if (parent.aborted) abort();
-    else parent.addEventListener("abort", abort, { once: true });
-    const signal = ac.signal;
-    const statuses: ManifestStatus[] = [];
-    const errors: string[] = [];
-    let retry = false;
-    await Promise.all(
-      manifests.map(async (m, i) => {
-        const desired = desiredObject(work, m);
-        try {
-          const res = await client.resourceFor(desired.apiVersion, desired.kind);
-          if (!res) throw new Error(`the member does not serve ${desired.kind} in ${desired.apiVersion}`);
-          const inf = d.members.informer(cluster, client, desired.apiVersion, desired.kind);
-          // Only a cache listed since the last start, reconnect or return of the member says what
-          // it holds; a cache from before (or none yet) is waited for, never taken as the truth.
-          if (!inf.synced && (inf.lastError !== undefined || !(await inf.waitListed(listWaitMs)))) {
-            throw new MemberUnreadableError(`the member's ${desired.kind} objects could not be listed${inf.lastError ? `: ${inf.lastError}` : ""}`);
-          }
-          const ns = res.namespaced ? desired.metadata.namespace : undefined;
-          const observed = inf.get(ns, desired.metadata.name ?? "");
-          const objKey = objectKeyOf(desired);
-          const dg = digest(desired);
-          const rec = d.members.record(cluster, objKey);
-          let object: KubeObject;
-          if (observed && rec && rec.digest === dg && rec.version === objectVersion(observed) && coveredBy(metaOnly(desired), observed)) {
-            object = observed;
-          } else {
-            const r: ApplyResult = await client.apply(desired, {
-              observed,
-              mayUpdate: (o) => updateVerdict(o, overwrites(work, m), cluster),
-              force: !!rec && rec.digest !== dg,
-              signal,
-            });
-            object = r.object;
-            object.apiVersion ??= desired.apiVersion;
-            object.kind ??= desired.kind;
-            inf.observe(object);
-            d.members.setRecord(cluster, objKey, { digest: dg, version: objectVersion(object) });
-          }
-          const status = reflectStatus(object);
-          statuses.push({ identifier: identifierOf(i, desired, res.name), ...(status ? { status } : {}), health: interpretHealth(object) });
-        } catch (e) {
-          if (retryable(e)) {
-            retry = true;
-            // what the member holds is not known now: the last observation stays, not Healthy
-            const prev = previous.find((p) => p.identifier.ordinal === i && p.identifier.kind === desired.kind && p.identifier.name === (desired.metadata.name ?? ""));
-            if (prev) statuses.push(...healthUnknown([prev]));
-          }
-          errors.push(describe(e));
-        }
-      }),
-    );
-    parent.removeEventListener("abort", abort);
-    statuses.sort((a, b) => a.identifier.ordinal - b.identifier.ordinal);
-    return { statuses, errors, retry };
-  }
-
   return {
     name,
     async reconcile(key, ctx): Promise<Result> {
       const { namespace, name: workName } = splitKey(key);
       const cluster = clusterOfExecutionNamespace(namespace);
       if (!cluster) return done();
-      let work = await d.store.get<Work>({ gk: WORK_GK, namespace, name: workName });
+      if (!owns(cluster)) return done();
+      let work = await d.store.get<Work>({ gk: GK.work, namespace, name: workName });
       if (!work) {
         d.seen.forget(key);
         return done();
       }
+      // a Pull cluster's agent applies its Works, holds their finalizer and writes their status
+      if ((d.clusters.get(cluster) ?? (await d.clusters.fresh(cluster)))?.pull) return done();
       if (work.metadata.deletionTimestamp) return reconcileDeletion(work, key, cluster);
 
       if (!(work.metadata.finalizers ?? []).includes(ExecutionControllerFinalizer)) {
@@ -268,8 +163,13 @@ export function executionController(d: WorkDeps): Reconciler<string> {
         return after(d.retryMs);
       }
       const client = d.members.client(cluster, entry.endpoint.endpoint);
+      if (!owns(cluster)) return done(); // the lease ended while this reconcile read
 
-      const { statuses, errors, retry } = await applyAll(work, cluster, client, ctx.signal, current.manifestStatuses ?? []);
+      const { statuses, errors, retry } = await inSpan(
+        "apply to member",
+        { kind: SpanKind.CLIENT, attributes: { "flotilla.cluster": cluster, "flotilla.work": `${work.metadata.namespace}/${work.metadata.name}`, "flotilla.manifests": manifestsOf(work).length } },
+        () => applyWork({ work, cluster, client, state: d.members.view(cluster), signal: ctx.signal, previous: current.manifestStatuses ?? [], listWaitMs }),
+      );
       conditions = setCondition(conditions, appliedCondition(manifestsOf(work).length, errors, gen), t);
       await writeStatus(work, key, { conditions, manifestStatuses: statuses });
       if (retry) {

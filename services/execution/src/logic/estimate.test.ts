@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { maxAvailableReplicas, nodeCapacities, nodeMaxReplicas, tolerates, type ReplicaRequirementsLike } from "./estimate.js";
-import type { NodeLike, PodLike } from "./resources.js";
+import type { NodeLike, PodLike } from "@flotilla/member-apply";
 
 const node = (name: string, cpu: string, memory: string, pods: number, o: { labels?: Record<string, string>; taints?: { key: string; value?: string; effect: string }[]; unschedulable?: boolean; ready?: boolean; extra?: Record<string, string> } = {}): NodeLike => ({
   metadata: { name, labels: o.labels ?? {} },

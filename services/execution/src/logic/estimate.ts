@@ -1,5 +1,5 @@
 import { parseResourceList, type ResourceAmounts } from "@flotilla/api";
-import { nodeReady, podRequests, type NodeLike, type PodLike } from "./resources.js";
+import { nodeReady, podRequests, type NodeLike, type PodLike } from "@flotilla/member-apply";
 
 export interface TaintLike {
   key?: string;

@@ -1,10 +1,9 @@
-import { AlreadyExistsError, CORE, InvalidError, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
+import { GK, AlreadyExistsError, InvalidError, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
 import type { ListResult, ListStream, ObjectStore, WatchEvent } from "@flotilla/store";
 import { ObjectApi, type AdmissionSettings, type ListQuery, type Scope } from "../objects.js";
 import type { PatchType } from "../logic/patch.js";
 import { credentialSecret, extractInlineCredential, isSecret, prepareSecret, redact, type InlineCredential } from "./credentials.js";
 
-const SECRET_GK = groupKind(CORE.secret);
 const isSecretScope = (s: Scope) => s.type.group === "" && s.type.kind === "Secret";
 const isClusterScope = (s: Scope) => s.type.group === KARMADA.cluster.group && s.type.kind === "Cluster";
 
@@ -34,6 +33,11 @@ export class GuardedObjectApi extends ObjectApi {
     now?: () => Date,
   ) {
     super(objects, settings, now);
+  }
+
+  /** The credential writes this API makes itself are recorded as the user's too. */
+  override asUser(user: string): this {
+    return Object.assign(super.asUser(user), { objects: this.objects.as(`user:${user}`) });
   }
 
   override async get(s: Scope, name: string): Promise<KubeObject> {
@@ -78,7 +82,7 @@ export class GuardedObjectApi extends ObjectApi {
 
   override async update(s: Scope, name: string, body: unknown, subresource?: "status"): Promise<KubeObject> {
     if (isSecretScope(s) && !subresource) {
-      const stored = await this.objects.get({ gk: SECRET_GK, namespace: s.namespace, name });
+      const stored = await this.objects.get({ gk: GK.secret, namespace: s.namespace, name });
       return redact(await super.update(s, name, prepareSecret(body, stored), subresource));
     }
     if (isClusterScope(s) && !subresource) {
@@ -119,7 +123,7 @@ export class GuardedObjectApi extends ObjectApi {
   private async credentialFree(c: InlineCredential, cluster: string): Promise<void> {
     const ref = { group: KARMADA.cluster.group, kind: KARMADA.cluster.kind, name: cluster };
     const field = [{ field: "spec.secretRef", reason: "FieldValueForbidden" as const, message: "" }];
-    const existing = await this.objects.get({ gk: SECRET_GK, namespace: c.secret.namespace, name: c.secret.name });
+    const existing = await this.objects.get({ gk: GK.secret, namespace: c.secret.namespace, name: c.secret.name });
     const owner = existing?.metadata.ownerReferences?.find((o) => o.kind === "Cluster" && o.name !== cluster);
     const users = (await this.objects.list<KubeObject>(groupKind(KARMADA.cluster))).items.filter((o) => {
       const r = (o.spec as { secretRef?: { namespace?: string; name?: string } } | undefined)?.secretRef;
@@ -135,7 +139,7 @@ export class GuardedObjectApi extends ObjectApi {
   /** Creates or updates the Secret an inline credential goes to. */
   private async writeCredential(c: InlineCredential, cluster: { name: string; uid?: string }): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const existing = await this.objects.get({ gk: SECRET_GK, namespace: c.secret.namespace, name: c.secret.name });
+      const existing = await this.objects.get({ gk: GK.secret, namespace: c.secret.namespace, name: c.secret.name });
       const secret = credentialSecret(c, cluster, existing);
       try {
         if (existing) await this.objects.update(secret);

@@ -22,6 +22,7 @@ import {
 import { ForbiddenError } from "../logic/status.js";
 import { bearerToken, parseTokenFile, tokenDigest } from "../logic/tokens.js";
 import type { Scope, WriteCheck } from "../objects.js";
+import type { ServiceAccountTokens } from "./serviceaccounts.js";
 
 export interface Authenticator {
   /** The user an `Authorization` header value names; undefined when it names no one. */
@@ -176,6 +177,8 @@ const sameContent = (a: KubeObject, b: KubeObject) =>
 export interface Access {
   authenticator: Authenticator;
   authorizer: RbacAuthorizer;
+  /** Issues service account tokens (TokenRequest); its authenticator is one of `authenticator`'s. Without it, no TokenRequest. */
+  serviceAccounts?: ServiceAccountTokens;
 }
 
 

@@ -16,18 +16,27 @@ export const adminLine = (token: string, user = "admin") => `${token},${user},${
  * overwritten: `wx`). Returns the token when it created the file, undefined when it existed.
  */
 export async function ensureTokenFile(path: string): Promise<string | undefined> {
-  await mkdir(dirname(path), { recursive: true });
   const token = newToken();
+  return (await createExclusive(path, adminLine(token))) ? token : undefined;
+}
+
+/**
+ * Writes `content` to a new file (mode 0600, its folder made if missing) unless the file exists:
+ * true when it wrote it, false when the file was there (it is never overwritten, so replicas
+ * starting together end up reading the same file).
+ */
+export async function createExclusive(path: string, content: string | Buffer): Promise<boolean> {
+  await mkdir(dirname(path), { recursive: true });
   try {
     const f = await open(path, "wx", 0o600);
     try {
-      await f.writeFile(adminLine(token));
+      await f.writeFile(content);
     } finally {
       await f.close();
     }
-    return token;
+    return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST") return undefined;
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw e;
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type * as grpc from "@grpc/grpc-js";
-import { BadRequestError, type FieldError } from "@flotilla/api";
+import { BadRequestError, CORE, type FieldError } from "@flotilla/api";
 import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
@@ -10,7 +10,9 @@ import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { CallGuard } from "../grpc.js";
 import type { ObjectApi } from "../objects.js";
 import { OBJECT_MEDIA_TYPES, mediaType, readBody } from "./routes.js";
-import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec, decodeSelfSubjectRulesReviewNamespace } from "../logic/protobuf.js";
+import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec, decodeSelfSubjectRulesReviewNamespace, decodeTokenRequest } from "../logic/protobuf.js";
+import { tokenRequestSpec } from "../logic/serviceaccounts.js";
+import type { ServiceAccountTokens } from "../auth/serviceaccounts.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -100,6 +102,13 @@ export class Gatekeeper {
   }
 }
 
+/** A review's or request's JSON or YAML body (readBody: 415 for other media types), which must be an object. */
+function body(req: FastifyRequest, kind: string): Record<string, unknown> {
+  const doc = readBody(req, OBJECT_MEDIA_TYPES, { group: "", kind }) ?? {};
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new BadRequestError(`the body must be a ${kind} object`);
+  return doc as Record<string, unknown>;
+}
+
 /**
  * Every request but the probes and the static pages is authenticated (401 Status without a
  * token the authenticator accepts), kept to its rate (429) and authorized as Kubernetes RBAC
@@ -132,13 +141,6 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
     gate.g.audit.record({ uri: req.url, attrs: a.attrs, user: a.impersonator ?? a.user, impersonatedUser: a.impersonator ? a.user : undefined, sourceIP: req.ip, userAgent: req.headers["user-agent"], code: reply.statusCode, receivedAt: a.receivedAt, reason: a.reason });
   });
   const access = gate.g.access;
-
-  /** A review's JSON or YAML body (readBody: 415 for other media types), which must be an object. */
-  const body = (req: FastifyRequest, kind: string): Record<string, unknown> => {
-    const doc = readBody(req, OBJECT_MEDIA_TYPES, { group: "", kind }) ?? {};
-    if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new BadRequestError(`the body must be a ${kind} object`);
-    return doc as Record<string, unknown>;
-  };
 
   // kubectl auth can-i
   app.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", async (req, reply) => {
@@ -175,6 +177,29 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
     const u = req.user!;
     reply.code(201);
     return { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", metadata: { creationTimestamp: null }, status: { userInfo: userInfoJson(u) } };
+  });
+}
+
+/**
+ * TokenRequest (`kubectl create token <account>`): a token of an existing service account for
+ * whoever RBAC lets `create` the `serviceaccounts/token` subresource (checked before the route
+ * runs). The token names the account's uid, so it dies with the account.
+ */
+export function registerTokenRequests(app: FastifyInstance, api: ObjectApi, tokens: ServiceAccountTokens): void {
+  app.post("/api/v1/namespaces/:namespace/serviceaccounts/:name/token", async (req, reply) => {
+    const { namespace, name } = req.params as { namespace: string; name: string };
+    const doc = mediaType(req) === PROTOBUF_MEDIA_TYPE ? decodeTokenRequest(req.body as Buffer) : body(req, "TokenRequest");
+    const spec = tokenRequestSpec(doc, name, tokens.policy);
+    const sa = await api.get({ type: CORE.serviceAccount, namespace }, name);
+    const { token, expirationTimestamp } = await tokens.issue({ namespace, name, uid: sa.metadata.uid! }, spec);
+    reply.code(201);
+    return {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      metadata: { name, namespace, creationTimestamp: null },
+      spec: { audiences: spec.audiences, expirationSeconds: spec.expirationSeconds, boundObjectRef: null },
+      status: { token, expirationTimestamp },
+    };
   });
 }
 
@@ -232,9 +257,9 @@ export function reviewAttributes(spec: Record<string, Record<string, unknown> | 
   return a;
 }
 
-/** The API as this user may use it: the writes it may make are checked further (credentialReadCheck). */
+/** The API as this user may use it: the writes it may make are checked further (credentialReadCheck) and recorded as the user's. */
 export function apiForUser(api: ObjectApi, access: Access, user: UserInfo): ObjectApi {
-  return api.withWriteCheck(credentialReadCheck(access.authorizer, user));
+  return api.withWriteCheck(credentialReadCheck(access.authorizer, user)).asUser(user.name);
 }
 
 /**

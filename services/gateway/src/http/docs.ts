@@ -17,7 +17,7 @@ PATCH takes <code>application/merge-patch+json</code>, <code>application/strateg
 <code>application/apply-patch+yaml</code>. Lists take <code>?labelSelector=</code> and <code>?limit=N&amp;continue=…</code> (pages, as Kubernetes);
 a list without a limit is streamed; <code>?watch=true[&amp;resourceVersion=N]</code> streams
 newline-delimited <code>{"type":"ADDED|MODIFIED|DELETED","object":…}</code>. Errors are Kubernetes <code>Status</code> objects.</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3). Discovery: <a href="/api">/api</a>, <a href="/apis">/apis</a>.</p>
+<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3), and per group-version as kubectl reads it: <a href="/openapi/v3">/openapi/v3</a>. Discovery: <a href="/api">/api</a>, <a href="/apis">/apis</a>.</p>
 <table><thead><tr><th>kind</th><th>apiVersion</th><th>scope</th><th>collection URL</th></tr></thead><tbody>
 ${rows}
 </tbody></table>

@@ -1,8 +1,11 @@
+import { TIMELINE_JS } from "../logic/timeline.js";
+
 /**
- * The portal: one page that lists clusters (readiness, taints), bindings (placement, eviction
- * tasks, health) and events, kept live through the API's own watch streams. Plain HTML and
- * browser JavaScript against the REST API with the token the user enters (kept in the tab's
- * sessionStorage); the page itself holds no data and needs no token.
+ * The portal: one page that lists clusters (readiness, taints, capacity), bindings (placement,
+ * eviction tasks, health) and events, and a live timeline of what changes (taint → eviction →
+ * reschedule → healthy → task dropped, logic/timeline.ts), kept live through the API's own watch
+ * streams. Plain HTML and browser JavaScript against the REST API with the token the user enters
+ * (kept in the tab's sessionStorage); the page itself holds no data and needs no token.
  */
 export function portalPage(): string {
   return `<!doctype html>
@@ -18,19 +21,26 @@ export function portalPage(): string {
   .pill { display:inline-block; padding: 0 .45rem; margin: 0 .25rem .15rem 0; border-radius: .6rem; background:#eef; font-size:.85em }
   .pill.taint { background:#fde7e7 } .pill.task { background:#fff4d6 } .muted { color: var(--mut) }
   #status { color: var(--mut); font-size: .9em }
+  .step { display:inline-block; min-width: 6.5rem; font-weight: 600 }
+  .step-tainted, .step-not-ready, .step-eviction { color: var(--bad) } .step-reschedule { color: var(--warn) }
+  .step-healthy, .step-ready, .step-untainted, .step-task-dropped { color: var(--ok) }
 </style></head>
 <body>
 <h1>Flotilla</h1><div id="status">connecting…</div>
 <form id="login" hidden><label>Bearer token <input id="token" type="password" size="48" autocomplete="off"></label> <button>Connect</button>
 <span class="muted">(npm start prints where the admin token is; it stays in this tab only)</span></form>
 <h2>Clusters</h2>
-<table><thead><tr><th>name</th><th>ready</th><th>taints</th><th>region / zone / provider</th><th>endpoint</th></tr></thead><tbody id="clusters"></tbody></table>
+<table><thead><tr><th>name</th><th>ready</th><th>taints</th><th>capacity (requested / allocatable)</th><th>region / zone / provider</th><th>endpoint</th></tr></thead><tbody id="clusters"></tbody></table>
+<h2>Timeline</h2>
+<div class="muted">what changed since this page opened: taints, evictions, reschedules, health, eviction tasks dropped (newest first)</div>
+<table><thead><tr><th>time</th><th>step</th><th>object</th><th>detail</th></tr></thead><tbody id="timeline"></tbody></table>
 <h2>Bindings</h2>
 <table><thead><tr><th>binding</th><th>resource</th><th>replicas</th><th>placement</th><th>eviction tasks</th><th>scheduled</th><th>health</th></tr></thead><tbody id="bindings"></tbody></table>
 <h2>Events</h2>
 <table><thead><tr><th>time</th><th>type</th><th>reason</th><th>object</th><th>message</th></tr></thead><tbody id="events"></tbody></table>
 <script>
-const state = { clusters: new Map(), bindings: new Map(), clusterBindings: new Map(), events: new Map() };
+const state = { clusters: new Map(), bindings: new Map(), clusterBindings: new Map(), events: new Map(), timeline: [] };
+${TIMELINE_JS}
 const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const key = (o) => (o.metadata.namespace ? o.metadata.namespace + "/" : "") + o.metadata.name;
 const cond = (o, t) => (o.status?.conditions ?? []).find((c) => c.type === t);
@@ -41,7 +51,9 @@ function render() {
     const r = cond(c, "Ready");
     const ready = !r ? '<span class="warn">unknown</span>' : r.status === "True" ? '<span class="ok">Ready</span>' : '<span class="bad">' + esc(r.status === "False" ? "NotReady" : "Unknown") + '</span> <span class="muted">' + esc(r.reason) + "</span>";
     const taints = (c.spec?.taints ?? []).map((t) => '<span class="pill taint">' + esc(t.key) + (t.value ? "=" + esc(t.value) : "") + ":" + esc(t.effect) + (t.timeAdded ? " · " + age(t.timeAdded) : "") + "</span>").join("");
-    return "<tr><td>" + esc(c.metadata.name) + "</td><td>" + ready + "</td><td>" + taints + "</td><td>" + [c.spec?.region, (c.spec?.zones ?? []).join(","), c.spec?.provider].map(esc).join(" / ") + "</td><td><code>" + esc(c.spec?.apiEndpoint) + "</code></td></tr>";
+    const sum = c.status?.resourceSummary ?? {};
+    const capacity = ["cpu", "memory", "pods"].filter((r) => sum.allocatable?.[r] !== undefined).map((r) => esc(r) + " " + esc(sum.allocated?.[r] ?? "0") + " / " + esc(sum.allocatable[r])).join(" · ");
+    return "<tr><td>" + esc(c.metadata.name) + "</td><td>" + ready + "</td><td>" + taints + '</td><td class="muted">' + capacity + "</td><td>" + [c.spec?.region, (c.spec?.zones ?? []).join(","), c.spec?.provider].map(esc).join(" / ") + "</td><td><code>" + esc(c.spec?.apiEndpoint) + "</code></td></tr>";
   }).join("");
   document.getElementById("bindings").innerHTML = [...state.bindings.values(), ...state.clusterBindings.values()].sort((a, b) => key(a).localeCompare(key(b))).map((b) => {
     const placement = (b.spec?.clusters ?? []).map((t) => '<span class="pill">' + esc(t.name) + ":" + esc(t.replicas ?? 0) + "</span>").join("");
@@ -52,6 +64,8 @@ function render() {
     const r = b.spec?.resource ?? {};
     return "<tr><td>" + esc(key(b)) + "</td><td>" + esc(r.kind) + " " + esc(r.name) + "</td><td>" + esc(b.spec?.replicas ?? 0) + "</td><td>" + placement + "</td><td>" + tasks + "</td><td>" + sched + "</td><td>" + health + "</td></tr>";
   }).join("");
+  document.getElementById("timeline").innerHTML = state.timeline.slice(-200).reverse().map((e) =>
+    '<tr data-step="' + esc(e.step) + '"><td>' + esc(e.time) + '</td><td><span class="step step-' + esc(e.step) + '">' + esc(e.step) + "</span></td><td>" + esc(e.object) + "</td><td>" + esc(e.detail) + "</td></tr>").join("");
   document.getElementById("events").innerHTML = [...state.events.values()].sort((a, b) => String(b.lastTimestamp ?? b.metadata.creationTimestamp).localeCompare(String(a.lastTimestamp ?? a.metadata.creationTimestamp))).slice(0, 100).map((e) =>
     "<tr><td>" + esc(age(e.lastTimestamp ?? e.metadata.creationTimestamp)) + "</td><td>" + esc(e.type) + "</td><td>" + esc(e.reason) + "</td><td>" + esc((e.involvedObject?.kind ?? "") + " " + (e.involvedObject?.namespace ? e.involvedObject.namespace + "/" : "") + (e.involvedObject?.name ?? "")) + "</td><td>" + esc(e.message) + "</td></tr>").join("");
 }
@@ -83,12 +97,27 @@ async function api(path) {
   }
 }
 
-async function follow(path, map) {
+/** Adds the steps between two versions of an object to the timeline (kind undefined: not followed). */
+function record(kind, before, after) {
+  if (!kind) return;
+  const time = new Date().toLocaleTimeString();
+  for (const e of timelineSteps(kind, before, after)) state.timeline.push({ time, ...e });
+  if (state.timeline.length > 1000) state.timeline.splice(0, state.timeline.length - 1000);
+}
+
+async function follow(path, map, kind) {
+  let listed = false;
   for (;;) {
     try {
       const list = await (await api(path)).json();
+      // a list after a reconnect: what changed meanwhile goes on the timeline (the first list is where it starts)
+      const before = new Map(map);
       map.clear();
-      for (const o of list.items ?? []) map.set(key(o), o);
+      for (const o of list.items ?? []) {
+        if (listed) record(kind, before.get(key(o)), o);
+        map.set(key(o), o);
+      }
+      listed = true;
       schedule();
       const res = await api(path + (path.includes("?") ? "&" : "?") + "watch=true&resourceVersion=" + list.metadata.resourceVersion);
       const reader = res.body.getReader();
@@ -105,7 +134,11 @@ async function follow(path, map) {
           if (!line.trim()) continue;
           const ev = JSON.parse(line);
           if (ev.type === "ERROR") throw new Error(ev.object?.message ?? "watch error");
-          if (ev.type === "DELETED") map.delete(key(ev.object)); else map.set(key(ev.object), ev.object);
+          if (ev.type === "DELETED") map.delete(key(ev.object));
+          else {
+            record(kind, map.get(key(ev.object)), ev.object);
+            map.set(key(ev.object), ev.object);
+          }
           schedule();
         }
       }
@@ -115,9 +148,9 @@ async function follow(path, map) {
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
-follow("/apis/cluster.karmada.io/v1alpha1/clusters", state.clusters);
-follow("/apis/work.karmada.io/v1alpha2/resourcebindings", state.bindings);
-follow("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", state.clusterBindings);
+follow("/apis/cluster.karmada.io/v1alpha1/clusters", state.clusters, "Cluster");
+follow("/apis/work.karmada.io/v1alpha2/resourcebindings", state.bindings, "ResourceBinding");
+follow("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", state.clusterBindings, "ClusterResourceBinding");
 follow("/api/v1/events", state.events);
 setInterval(schedule, 5000);
 </script>

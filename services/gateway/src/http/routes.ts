@@ -4,9 +4,12 @@ import { BadRequestError, NotFoundError, RESOURCE_TYPES, decodeDocument, type Fi
 import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
 import { PATCH_MEDIA_TYPES } from "../logic/patch.js";
+import { openStreams, type OpenStreams } from "./open-streams.js";
 import { PROTOBUF_MEDIA_TYPE, decodeProtobufObject } from "../logic/protobuf.js";
-import { toTable, wantsTable } from "../logic/table.js";
+import { toTable, wantsTable } from "@flotilla/api";
 import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
+import { fieldValidation, warningHeader } from "../logic/field-validation.js";
+import { hasPlacementHistory } from "../logic/placement-history.js";
 import { checkKey, checkParameters, type ListQuery, type ObjectApi, type Scope } from "../objects.js";
 
 /** What a Kubernetes resource URL names. */
@@ -159,11 +162,13 @@ async function sendList(api: ObjectApi, s: Scope, q: Record<string, string | und
 }
 
 /** Streams newline-delimited watch events until the client goes away or timeoutSeconds pass. */
-async function streamWatch(api: ObjectApi, s: Scope, req: FastifyRequest, reply: FastifyReply, q: Record<string, string | undefined>, name?: string) {
+async function streamWatch(api: ObjectApi, s: Scope, req: FastifyRequest, reply: FastifyReply, q: Record<string, string | undefined>, open: OpenStreams, name?: string) {
   const ac = new AbortController();
   const timeout = Number(q.timeoutSeconds ?? 0);
   const timer = timeout > 0 ? setTimeout(() => ac.abort(), timeout * 1000) : undefined;
   req.raw.on("close", () => ac.abort());
+  // a gateway that stops ends its watches (clients watch again from their resourceVersion, elsewhere)
+  const unregister = open.add(() => ac.abort());
   // opening the watch validates resourceVersion (410 Gone, 422) before any header is sent
   const events = await api.watch(s, { labelSelector: q.labelSelector, resourceVersion: q.resourceVersion, signal: ac.signal });
   reply.hijack();
@@ -183,8 +188,25 @@ async function streamWatch(api: ObjectApi, s: Scope, req: FastifyRequest, reply:
     reply.raw.write(JSON.stringify({ type: "ERROR", object: h.body }) + "\n");
   } finally {
     if (timer) clearTimeout(timer);
-    reply.raw.end();
+    unregister();
+    // when the server is closing, the connection goes too (a kept-alive one would hold close() up)
+    reply.raw.end(() => {
+      if (open.closing) req.raw.socket?.end();
+    });
   }
+}
+
+/**
+ * GET .../resourcebindings/{name}/history and .../clusterresourcebindings/{name}/history: the
+ * binding's placement changes (authorized before the route as `get` on the `history`
+ * subresource). Read-only and not watchable; `?limit=N` gives the newest N.
+ */
+async function placementHistory(api: ObjectApi, s: Scope, name: string, req: FastifyRequest, q: Record<string, string | undefined>) {
+  if (req.method !== "GET") throw new MethodNotAllowedError(`${req.method} is not supported on the history of a binding: it is read-only (GET)`);
+  if (q.watch !== undefined && q.watch !== "false" && q.watch !== "0") {
+    throw new BadRequestError("the history of a binding cannot be watched: watch the binding, or read its history again", [{ field: "watch", reason: "FieldValueNotSupported", message: "watch is not supported on the history subresource" }]);
+  }
+  return api.history(s, name, { limit: listQuery(q).limit });
 }
 
 /** DeleteOptions' preconditions: a resourceVersion and a uid, both strings when given. */
@@ -206,6 +228,7 @@ function deletePreconditions(body: unknown): { resourceVersion?: string; uid?: s
 /** `apiFor` gives the API as the request's user may use it (see ObjectApi.withWriteCheck). */
 export function registerKubeRoutes(app: FastifyInstance, apiFor: (req: FastifyRequest) => ObjectApi) {
   const types = RESOURCE_TYPES;
+  const watches = openStreams(app);
   app.get("/api", async () => apiVersions());
   app.get("/apis", async () => apiGroupList(types));
 
@@ -228,16 +251,21 @@ export function registerKubeRoutes(app: FastifyInstance, apiFor: (req: FastifyRe
     checkParameters(q);
     checkKey(p.type, p.namespace, p.name);
     const ref: ResourceRef = { group: p.type.group, kind: p.type.kind, name: p.name };
+    if (p.subresource === "history" && p.name && hasPlacementHistory(p.type)) return placementHistory(apiFor(req), { type: p.type, namespace: p.namespace }, p.name, req, q);
     if (p.subresource && (p.subresource !== "status" || !p.type.statusSubresource)) {
       throw new NotFoundError({ group: p.type.group, kind: `${p.type.kind}/${p.subresource}`, name: p.name });
     }
     const s: Scope = { type: p.type, namespace: p.namespace };
     const sub = p.subresource as "status" | undefined;
-    const api = apiFor(req);
     const watch = q.watch === "true" || q.watch === "1";
+    const options = req.method === "POST" ? "CreateOptions" : req.method === "PUT" ? "UpdateOptions" : req.method === "PATCH" ? "PatchOptions" : undefined;
+    // fieldValidation=Warn: each dropped field is a Warning header (kubectl prints them); a patch retried on a conflict warns once
+    const warnings = new Set<string>();
+    const warn = (w: string) => void reply.header("warning", [...warnings.add(w)].map(warningHeader));
+    const api = options ? apiFor(req).withFieldValidation(fieldValidation(q.fieldValidation, options), warn) : apiFor(req);
     switch (req.method) {
       case "GET":
-        if (watch) return streamWatch(api, s, req, reply, q, p.name);
+        if (watch) return streamWatch(api, s, req, reply, q, watches, p.name);
         if (wantsTable(req.headers.accept)) {
           // kubectl get: rows with the kind's printer columns (a list is read a page at a time when it asks for one)
           if (p.name) return toTable(p.type, [await api.get(s, p.name)], {}, { includeObject: q.includeObject });

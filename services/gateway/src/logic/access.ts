@@ -34,7 +34,8 @@ export function requestAttributes(method: string, url: string): Attributes {
   const [resource, name, subresource] = rest as [string, string?, string?];
   const q = new URLSearchParams(queryPart);
   const watch = q.get("watch") === "true" || q.get("watch") === "1";
-  const verb = method === "GET" || method === "HEAD" ? (watch ? "watch" : name ? "get" : "list") : (VERBS[method] ?? method.toLowerCase());
+  // a connect-like subresource (the cluster proxy) takes the method's verb: a proxied watch is a `get` of clusters/proxy
+  const verb = method === "GET" || method === "HEAD" ? (watch && subresource !== "proxy" ? "watch" : name ? "get" : "list") : (VERBS[method] ?? method.toLowerCase());
   return { resourceRequest: true, verb, apiGroup: group, resource, subresource, namespace, name };
 }
 
@@ -50,13 +51,17 @@ const TEMPLATE_RULES: PolicyRule[] = [
   { apiGroups: ["apps", "batch", "networking.k8s.io", "autoscaling"], resources: ["*"] },
   { apiGroups: ["policy"], resources: ["poddisruptionbudgets"] },
   { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"] },
-  { apiGroups: ["policy.karmada.io"], resources: ["*"] },
+  { apiGroups: ["policy.karmada.io"], resources: ["propagationpolicies", "clusterpropagationpolicies", "overridepolicies", "clusteroverridepolicies"] },
 ];
 const STATUS_VIEW: PolicyRule[] = [
   { apiGroups: ["cluster.karmada.io"], resources: ["clusters", "clusters/status"], verbs: READ },
+  // a ClusterTaintPolicy writes Clusters' taints (NoExecute ones evict every tenant's workloads): an administrator's, like Cluster writes
+  { apiGroups: ["policy.karmada.io"], resources: ["clustertaintpolicies"], verbs: READ },
   { apiGroups: ["work.karmada.io"], resources: ["resourcebindings", "clusterresourcebindings", "works", "resourcebindings/status", "clusterresourcebindings/status", "works/status"], verbs: READ },
+  // a binding's placement history (read-only: `get` is all it answers)
+  { apiGroups: ["work.karmada.io"], resources: ["resourcebindings/history", "clusterresourcebindings/history"], verbs: ["get"] },
   { apiGroups: [""], resources: ["events"], verbs: READ },
-  { apiGroups: ["scheduling.flotilla.io"], resources: ["simulations"], verbs: ["create"] },
+  { apiGroups: ["scheduling.flotilla.io"], resources: ["simulations", "failuresimulations"], verbs: ["create"] },
 ];
 
 const bootstrapLabels = { "kubernetes.io/bootstrapping": "rbac-defaults" };
@@ -87,8 +92,8 @@ export function bootstrapPolicy(): KubeObject[] {
     clusterRole("flotilla:admin", [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }, { nonResourceURLs: ["*"], verbs: ["*"] }], "every verb on every resource, including Works and member credentials"),
     clusterRole(
       "flotilla:edit",
-      [...TEMPLATE_RULES.map((r) => ({ ...r, verbs: [...READ, ...WRITE] })), ...STATUS_VIEW],
-      "writes resource templates, namespaces, Secrets and policies; reads clusters, bindings, Works and Events",
+      [...TEMPLATE_RULES.map((r) => ({ ...r, verbs: [...READ, ...WRITE] })), { apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }, ...STATUS_VIEW],
+      "writes resource templates, namespaces, Secrets, service accounts (and their tokens) and propagation and override policies; reads clusters, cluster taint policies, bindings, Works and Events",
     ),
     clusterRole(
       "flotilla:view",

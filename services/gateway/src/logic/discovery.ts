@@ -1,4 +1,5 @@
 import { RESOURCE_TYPES, apiVersionOf, type ResourceType } from "@flotilla/api";
+import { PLACEMENT_HISTORY_API_VERSION, PLACEMENT_HISTORY_KIND, hasPlacementHistory } from "./placement-history.js";
 
 const VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"];
 
@@ -36,6 +37,10 @@ export function apiResourceList(group: string, version: string, types: readonly 
     if (t.group !== group || t.version !== version) continue;
     resources.push({ name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: VERBS, ...(t.shortNames ? { shortNames: t.shortNames } : {}) });
     if (t.statusSubresource) resources.push({ name: `${t.plural}/status`, singularName: "", namespaced: t.namespaced, kind: t.kind, verbs: ["get", "patch", "update"] });
+    if (hasPlacementHistory(t)) {
+      const [group, version] = PLACEMENT_HISTORY_API_VERSION.split("/") as [string, string];
+      resources.push({ name: `${t.plural}/history`, singularName: "", namespaced: t.namespaced, group, version, kind: PLACEMENT_HISTORY_KIND, verbs: ["get"] });
+    }
   }
   return { kind: "APIResourceList", apiVersion: "v1", groupVersion: apiVersionOf({ group, version }), resources };
 }

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BadRequestError } from "@flotilla/api";
-import { jsonPatch, jsonPatchErrors, mergePatch, strategicMergePatch } from "./patch.js";
+import { mergePatch } from "@flotilla/api";
+import { jsonPatch, jsonPatchErrors, strategicMergePatch } from "./patch.js";
 
 // ---- jsonPatchErrors: [case, patch, fields of the errors] ----
 const malformed: Array<[string, unknown, string[]]> = [

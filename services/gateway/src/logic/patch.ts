@@ -1,26 +1,11 @@
 /** Pure patch application: JSON merge patch (RFC 7386), Kubernetes strategic merge patch, JSON patch (RFC 6902). */
-import { BadRequestError, FORBIDDEN_KEYS, PATCH_FORBIDDEN_SEGMENTS, forbiddenKeyError, type DocumentFormat, type FieldError } from "@flotilla/api";
+import { BadRequestError, FORBIDDEN_KEYS, PATCH_FORBIDDEN_SEGMENTS, forbiddenKeyError, isJsonObject, mergePatch, type DocumentFormat, type FieldError, type Json, type JsonObject } from "@flotilla/api";
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Obj = { [k: string]: Json };
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Patch documents reach here checked (documentErrors); a forbidden key is refused again rather than assigned. */
 function ownKey(k: string): string {
   if (FORBIDDEN_KEYS.has(k)) throw new BadRequestError(`${JSON.stringify(k)} may not be used as a field name`, [forbiddenKeyError(k, k)]);
   return k;
-}
-
-export function mergePatch(target: unknown, patch: unknown): Json {
-  if (!isObj(patch)) return patch as Json;
-  const out: Obj = isObj(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    ownKey(k);
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
 }
 
 /**
@@ -45,13 +30,13 @@ const mergeKey = (field: string): string | undefined => (Object.hasOwn(MERGE_KEY
 
 /** Kubernetes strategic merge patch with the directives kubectl emits ($patch, $setElementOrder, $retainKeys, $deleteFromPrimitiveList). */
 export function strategicMergePatch(target: unknown, patch: unknown, field = ""): Json {
-  if (!isObj(patch)) return patch as Json;
+  if (!isJsonObject(patch)) return patch as Json;
   if (patch.$patch === "delete") return null;
   if (patch.$patch === "replace") {
     const { $patch: _p, ...rest } = patch;
     return rest;
   }
-  let out: Obj = isObj(target) ? { ...target } : {};
+  let out: JsonObject = isJsonObject(target) ? { ...target } : {};
   if (Array.isArray(patch.$retainKeys)) {
     const keep = new Set(patch.$retainKeys as string[]);
     out = Object.fromEntries(Object.entries(out).filter(([k]) => keep.has(k)));
@@ -75,9 +60,9 @@ export function strategicMergePatch(target: unknown, patch: unknown, field = "")
     }
     if (v === null) {
       delete out[k];
-    } else if (Array.isArray(v) && mergeKey(k) && v.every(isObj)) {
-      out[k] = mergeList(Array.isArray(out[k]) ? (out[k] as Json[]) : [], v as Obj[], mergeKey(k)!, k);
-    } else if (isObj(v)) {
+    } else if (Array.isArray(v) && mergeKey(k) && v.every(isJsonObject)) {
+      out[k] = mergeList(Array.isArray(out[k]) ? (out[k] as Json[]) : [], v as JsonObject[], mergeKey(k)!, k);
+    } else if (isJsonObject(v)) {
       out[k] = strategicMergePatch(out[k], v, k);
     } else {
       out[k] = v;
@@ -88,9 +73,9 @@ export function strategicMergePatch(target: unknown, patch: unknown, field = "")
     const cur = out[f];
     if (!Array.isArray(cur)) continue;
     if (key) {
-      const byKey = new Map(cur.filter(isObj).map((x) => [JSON.stringify(x[key]), x]));
-      const ordered = order.filter(isObj).map((o) => byKey.get(JSON.stringify(o[key]))).filter((x): x is Obj => !!x);
-      const rest = cur.filter((x) => isObj(x) && !order.some((o) => isObj(o) && JSON.stringify(o[key]) === JSON.stringify(x[key])));
+      const byKey = new Map(cur.filter(isJsonObject).map((x) => [JSON.stringify(x[key]), x]));
+      const ordered = order.filter(isJsonObject).map((o) => byKey.get(JSON.stringify(o[key]))).filter((x): x is JsonObject => !!x);
+      const rest = cur.filter((x) => isJsonObject(x) && !order.some((o) => isJsonObject(o) && JSON.stringify(o[key]) === JSON.stringify(x[key])));
       out[f] = [...ordered, ...rest];
     }
   }
@@ -98,10 +83,10 @@ export function strategicMergePatch(target: unknown, patch: unknown, field = "")
   return out;
 }
 
-function mergeList(cur: Json[], patch: Obj[], key: string, field: string): Json[] {
+function mergeList(cur: Json[], patch: JsonObject[], key: string, field: string): Json[] {
   const out = [...cur];
   for (const p of patch) {
-    const idx = out.findIndex((x) => isObj(x) && JSON.stringify(x[key]) === JSON.stringify(p[key]));
+    const idx = out.findIndex((x) => isJsonObject(x) && JSON.stringify(x[key]) === JSON.stringify(p[key]));
     if (p.$patch === "delete") {
       if (idx >= 0) out.splice(idx, 1);
       continue;
@@ -150,7 +135,7 @@ export function jsonPatchErrors(ops: unknown): FieldError[] {
   const errs: FieldError[] = [];
   ops.forEach((raw, i) => {
     const at = `[${i}]`;
-    if (!isObj(raw)) {
+    if (!isJsonObject(raw)) {
       errs.push({ field: at, reason: "FieldValueTypeInvalid", message: "an operation must be an object" });
       return;
     }
@@ -184,7 +169,7 @@ export function jsonPatch(target: unknown, ops: unknown): Json {
     let cur: Json | undefined = d;
     for (const s of segs) {
       if (Array.isArray(cur)) cur = /^(0|[1-9][0-9]*)$/.test(s) ? cur[Number(s)] : undefined;
-      else if (isObj(cur)) cur = Object.hasOwn(cur, s) ? cur[s] : undefined;
+      else if (isJsonObject(cur)) cur = Object.hasOwn(cur, s) ? cur[s] : undefined;
       else return undefined;
     }
     return cur;
@@ -198,7 +183,7 @@ export function jsonPatch(target: unknown, ops: unknown): Json {
     if (segs.length === 0) return value;
     const [parent, last] = parentOf(d, segs);
     if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, true), 0, value);
-    else (parent as Obj)[last] = value;
+    else (parent as JsonObject)[last] = value;
     return d;
   };
   const remove = (d: Json, segs: string[]): Json => {
@@ -206,8 +191,8 @@ export function jsonPatch(target: unknown, ops: unknown): Json {
     const [parent, last] = parentOf(d, segs);
     if (Array.isArray(parent)) parent.splice(arrayIndex(last, parent.length, false), 1);
     else {
-      if (!Object.hasOwn(parent as Obj, last)) throw new BadRequestError(`path ${at(segs)} does not exist`);
-      delete (parent as Obj)[last];
+      if (!Object.hasOwn(parent as JsonObject, last)) throw new BadRequestError(`path ${at(segs)} does not exist`);
+      delete (parent as JsonObject)[last];
     }
     return d;
   };

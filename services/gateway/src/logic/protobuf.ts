@@ -4,8 +4,8 @@ import { BadRequestError } from "@flotilla/api";
 export const PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf";
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]); // "k8s\0"
 
-/** The length-delimited fields of one protobuf message, by number (varints and fixed-size fields skipped). */
-export function messageFields(b: Buffer): Map<number, Buffer[]> {
+/** The length-delimited fields of one protobuf message, by number (fixed-size fields skipped; varints into `varints` when given, else skipped). */
+export function messageFields(b: Buffer, varints?: Map<number, number>): Map<number, Buffer[]> {
   const out = new Map<number, Buffer[]>();
   let i = 0;
   const varint = (): number => {
@@ -21,9 +21,11 @@ export function messageFields(b: Buffer): Map<number, Buffer[]> {
     const tag = varint();
     const field = Math.floor(tag / 8);
     switch (tag & 7) {
-      case 0:
-        varint();
+      case 0: {
+        const v = varint();
+        varints?.set(field, v);
         break;
+      }
       case 1:
         i += 8;
         break;
@@ -79,6 +81,25 @@ export function decodeSelfSubjectAccessReviewSpec(body: Buffer): Record<string, 
 export function decodeSelfSubjectRulesReviewNamespace(body: Buffer): string {
   const spec = messageFields(messageFields(unwrapEnvelope(body)).get(2)?.[0] ?? Buffer.alloc(0));
   return spec.get(1)?.[0]?.toString("utf8") ?? "";
+}
+
+/**
+ * A TokenRequest in protobuf (authentication/v1 generated.proto: spec = 2; spec.audiences = 1
+ * (repeated), spec.boundObjectRef = 3, spec.expirationSeconds = 4) as its JSON spec — what
+ * `kubectl create token` sends.
+ */
+export function decodeTokenRequest(body: Buffer): { spec: Record<string, unknown> } {
+  const varints = new Map<number, number>();
+  const spec = messageFields(messageFields(unwrapEnvelope(body)).get(2)?.[0] ?? Buffer.alloc(0), varints);
+  const audiences = (spec.get(1) ?? []).map((b) => b.toString("utf8"));
+  const bound = spec.get(3)?.[0];
+  return {
+    spec: {
+      ...(audiences.length ? { audiences } : {}),
+      ...(varints.has(4) ? { expirationSeconds: varints.get(4) } : {}),
+      ...(bound ? { boundObjectRef: strings(messageFields(bound), { 1: "kind", 2: "apiVersion", 3: "name", 4: "uid" }) } : {}),
+    },
+  };
 }
 
 const str = (b: Buffer | undefined) => (b === undefined ? undefined : b.toString("utf8"));

@@ -120,11 +120,15 @@ test("request attributes from method and URL", () => {
     ["GET", "/api/v1/namespaces/ops", res("get", "", "namespaces", { namespace: "ops", name: "ops" })],
     ["PUT", "/api/v1/namespaces/ops/status", res("update", "", "namespaces", { namespace: "ops", name: "ops", subresource: "status" })],
     ["POST", "/apis/scheduling.flotilla.io/v1alpha1/simulations", res("create", "scheduling.flotilla.io", "simulations", { namespace: "" })],
+    ["POST", "/apis/scheduling.flotilla.io/v1alpha1/failuresimulations", res("create", "scheduling.flotilla.io", "failuresimulations", { namespace: "" })],
     ["GET", "/api/v1/namespaces/a%2Fb/configmaps", res("list", "", "configmaps", { namespace: "a/b" })],
     ["GET", "/apis/apps/v1", { resourceRequest: false, verb: "get", path: "/apis/apps/v1" }],
     ["GET", "/api", { resourceRequest: false, verb: "get", path: "/api" }],
     ["GET", "/metrics", { resourceRequest: false, verb: "get", path: "/metrics" }],
     ["POST", "/version", { resourceRequest: false, verb: "post", path: "/version" }],
+    ["GET", "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/pods", res("get", "cluster.karmada.io", "clusters", { namespace: "", name: "m1", subresource: "proxy" })],
+    ["GET", "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/pods?watch=true", res("get", "cluster.karmada.io", "clusters", { namespace: "", name: "m1", subresource: "proxy" })],
+    ["POST", "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/namespaces/a/configmaps", res("create", "cluster.karmada.io", "clusters", { namespace: "", name: "m1", subresource: "proxy" })],
     ["GET", "/api/v1/namespaces/%zz/configmaps", { resourceRequest: false, verb: "get", path: "/api/v1/namespaces/%zz/configmaps" }],
   ];
   for (const [m, url, want] of cases) {
@@ -134,7 +138,7 @@ test("request attributes from method and URL", () => {
   }
 });
 
-test("the default roles: admin does everything, edit cannot write Works or RBAC, view reads but not Secrets", () => {
+test("the default roles: admin does everything, edit cannot write Works, Clusters, ClusterTaintPolicies or RBAC, view reads but not Secrets", () => {
   const roles = new Map(bootstrapPolicy().filter((o) => o.kind === "ClusterRole").map((o) => [o.metadata.name!, (o as unknown as { rules: PolicyRule[] }).rules]));
   const can = (role: string, a: Attributes) => roles.get(role)!.some((r) => ruleAllows(r, a));
   assert.ok(can("flotilla:admin", res("create", "work.karmada.io", "works", { namespace: "karmada-es-m1" })));
@@ -144,6 +148,10 @@ test("the default roles: admin does everything, edit cannot write Works or RBAC,
   assert.ok(can("flotilla:edit", res("list", "work.karmada.io", "works")));
   assert.ok(!can("flotilla:edit", res("create", "work.karmada.io", "works", { namespace: "karmada-es-m1" })));
   assert.ok(!can("flotilla:edit", res("create", "cluster.karmada.io", "clusters", { namespace: "" })));
+  assert.ok(can("flotilla:edit", res("create", "policy.karmada.io", "clusteroverridepolicies", { namespace: "" })));
+  assert.ok(!can("flotilla:edit", res("create", "policy.karmada.io", "clustertaintpolicies", { namespace: "" })));
+  assert.ok(can("flotilla:edit", res("list", "policy.karmada.io", "clustertaintpolicies", { namespace: "" })));
+  assert.ok(can("flotilla:view", res("get", "policy.karmada.io", "clustertaintpolicies", { namespace: "", name: "p" })));
   assert.ok(!can("flotilla:edit", res("create", "rbac.authorization.k8s.io", "clusterrolebindings", { namespace: "" })));
   assert.ok(can("flotilla:view", res("list", "apps", "deployments")));
   assert.ok(!can("flotilla:view", res("create", "apps", "deployments")));

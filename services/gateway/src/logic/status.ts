@@ -47,7 +47,8 @@ export function toHttpError(err: unknown): HttpError {
     case "ConflictError":
       return status(409, "Conflict", e.message, details);
     case "InvalidError":
-      return status(422, "Invalid", e.message, { ...details, causes: e.causes?.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) });
+      // the Kind itself, as kube-apiserver's NewInvalid (kubectl prints 'The PropagationPolicy "x" is invalid')
+      return status(422, "Invalid", e.message, { ...details, ...(e.ref ? { kind: e.ref.kind } : {}), causes: e.causes?.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) });
     case "BadRequestError":
       return status(400, "BadRequest", e.message, e.causes?.length ? { causes: e.causes.map((c) => ({ reason: c.reason, message: c.message, field: c.field })) } : undefined);
     case "GoneError":

@@ -1,7 +1,7 @@
-import type { Cluster } from "@flotilla/api";
+import { GK, type Cluster } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import type { ObjectStore } from "@flotilla/store";
-import { CLUSTER_GK, compareRv } from "../logic/keys.js";
+import { compareRv } from "../logic/keys.js";
 
 export interface ClusterChange {
   name: string;
@@ -54,7 +54,7 @@ export class ClusterCache {
 
   /** Re-reads one cluster; reports what changed (before/after) when its resourceVersion moved. */
   async refresh(name: string): Promise<ClusterChange | undefined> {
-    const after = await this.store.get<Cluster>({ gk: CLUSTER_GK, name });
+    const after = await this.store.get<Cluster>({ gk: GK.cluster, name });
     return this.apply(name, after);
   }
 
@@ -80,7 +80,7 @@ export class ClusterCache {
     this.refreshing ??= (async () => {
       try {
         const startedAt = performance.now();
-        const { items } = await this.store.list<Cluster>(CLUSTER_GK);
+        const { items } = await this.store.list<Cluster>(GK.cluster);
         const changes: ClusterChange[] = [];
         const seen = new Set<string>();
         for (const c of items) {

@@ -1,7 +1,7 @@
-import type { AnyResourceBinding } from "@flotilla/api";
+import { GK, type AnyResourceBinding } from "@flotilla/api";
 import { bindingClusterIndex, type ObjectStore } from "@flotilla/store";
 import { affectedBy, clusterChangeFansOut, mayUnpark } from "../logic/cluster-change.js";
-import { CRB_GK, RB_GK, bindingKey } from "../logic/keys.js";
+import { bindingKey } from "../logic/keys.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { BindingTracker } from "./tracker.js";
 
@@ -27,7 +27,7 @@ export function clusterKeys(d: FanOutDeps): (name: string) => Promise<string[]> 
     if (!clusterChangeFansOut(ch.before, ch.after)) return keys;
     // a cluster that is gone concerns only the bindings that target it (the store's standard index)
     const opts = ch.after ? {} : { index: bindingClusterIndex(name) };
-    for (const gk of [RB_GK, CRB_GK]) {
+    for (const gk of [GK.resourceBinding, GK.clusterResourceBinding]) {
       const { items } = await d.store.list<AnyResourceBinding>(gk, opts);
       for (const b of items) if (affectedBy(b, name, ch.before, ch.after, d.schedulerName)) keys.push(bindingKey(b));
     }

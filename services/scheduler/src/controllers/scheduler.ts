@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from "node:util";
-import { PolicyPlacementAnnotation, isConflict, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
+import { PolicyPlacementAnnotation, isConflict, microTime, parseTime, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
 import { after, done, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
 import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
+import { UpdatePendingSinceAnnotation, debounceUpdate } from "../logic/debounce.js";
 import { refOfKey } from "../logic/keys.js";
 import { SCHEDULED, observedOnly, sameOutcome, statusAfter, withScheduleResult, type Trigger } from "../logic/status.js";
 import type { SchedulerMetrics } from "./metrics.js";
@@ -32,6 +33,12 @@ export interface SchedulerSettings {
   retryMaxMs: number;
   /** Conflicts in a row before the reconcile gives up and the runner backs off. */
   maxConflicts: number;
+  /**
+   * An update of a placed binding's replicas or placement waits this long after it was first seen,
+   * so that one written in two steps is scheduled once (see debounceUpdate); failover is never
+   * delayed. Absent or 0: off.
+   */
+  bindingUpdateDebounceMs?: number;
 }
 
 export interface SchedulerDeps {
@@ -86,6 +93,13 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
   const clock = d.clock ?? (() => new Date());
   const s = d.settings;
   const failures = new Map<string, number>();
+  /** The binding without the debounce's record (undefined when it has none). */
+  const withoutPending = <T extends AnyResourceBinding>(b: T): T | undefined => {
+    if (b.metadata.annotations?.[UpdatePendingSinceAnnotation] === undefined) return undefined;
+    const annotations = { ...b.metadata.annotations };
+    delete annotations[UpdatePendingSinceAnnotation];
+    return { ...b, metadata: { ...b.metadata, annotations } };
+  };
 
   async function pass(key: string, ctx: ReconcileContext): Promise<Result> {
     const ref = refOfKey(key);
@@ -114,7 +128,12 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
       d.metrics.trigger("none");
       const status = observedOnly(rb);
       let rv = rb.metadata.resourceVersion;
-      if (status) {
+      // an update that waited and was taken back before the wait ended: its record goes
+      const cleared = withoutPending(rb);
+      if (cleared) {
+        rv = (await d.store.updateWithStatus({ ...cleared, ...(status ? { status } : {}) })).metadata.resourceVersion;
+        if (status) d.metrics.writes.status++;
+      } else if (status) {
         rv = (await d.store.updateStatus({ ...rb, status })).metadata.resourceVersion;
         d.metrics.writes.status++;
       }
@@ -122,6 +141,21 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
       d.seen.reconciled(key, rv, rb.metadata.generation);
       failures.delete(key);
       return done();
+    }
+
+    const since = parseTime(rb.metadata.annotations?.[UpdatePendingSinceAnnotation]);
+    const wait = debounceUpdate({ binding: rb, trigger, clusters, since, now: clock().getTime(), debounceMs: s.bindingUpdateDebounceMs ?? 0 });
+    if (wait.wait) {
+      // nothing decided: the versions seen stay undecided, so the update's next step (and any
+      // failover) wakes the binding up again; the durable timer brings it back when the wait is
+      // over. When the wait began is kept on the binding: every replica, and this one after a
+      // restart, counts from the same moment.
+      if (since === undefined) {
+        ctx.log.debug({ trigger, waitMs: wait.ms }, "binding update waits out the debounce");
+        await d.store.updateWithStatus({ ...rb, metadata: { ...rb.metadata, annotations: { ...rb.metadata.annotations, [UpdatePendingSinceAnnotation]: microTime(wait.since) } } });
+      }
+      d.metrics.debounced++;
+      return after(wait.ms);
     }
 
     d.metrics.trigger(trigger);
@@ -145,7 +179,9 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
 
     let cur = rb;
     const opts = { trigger, now: clock(), clustersTotal: clusters.length, maxFeasible: s.maxFeasible };
-    const withClusters = withScheduleResult(rb, result);
+    const scheduled = withScheduleResult(rb, result);
+    // a decision made: the debounce's record (when an update began to wait) goes with it
+    const withClusters = scheduled ? (withoutPending(scheduled) ?? scheduled) : withoutPending(rb);
     if (withClusters) {
       // placement and status in one write: nobody sees the one without the other
       const generation = (rb.metadata.generation ?? 1) + (isDeepStrictEqual(withClusters.spec, rb.spec) ? 0 : 1);

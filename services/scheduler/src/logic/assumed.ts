@@ -1,5 +1,5 @@
 import type { AggregatedStatusItem, AnyResourceBinding } from "@flotilla/api";
-import { compileRequest, isWorkload, type AssumedLoad } from "@flotilla/scheduling";
+import { compileRequest, hasReplicas, type AssumedLoad } from "@flotilla/scheduling";
 
 /** What the assumed ledger needs of one binding. */
 export interface BindingLoad {
@@ -31,10 +31,10 @@ export function reportedReplicas(kind: string, item: AggregatedStatusItem, assig
   return num(s.readyReplicas) ?? assigned;
 }
 
-/** The ledger's view of a binding; undefined when it takes no capacity (deleting, not a workload, nowhere placed). */
+/** The ledger's view of a binding; undefined when it takes no capacity (deleting, no replicas, nowhere placed). */
 export function bindingLoad(b: AnyResourceBinding): BindingLoad | undefined {
   const spec = b.spec;
-  if (!spec || b.metadata.deletionTimestamp || !isWorkload(spec)) return undefined;
+  if (!spec || b.metadata.deletionTimestamp || !hasReplicas(spec)) return undefined;
   const targets = new Map<string, number>();
   for (const t of spec.clusters ?? []) if (t.name && (t.replicas ?? 0) > 0) targets.set(t.name, t.replicas!);
   if (targets.size === 0) return undefined;

@@ -1,8 +1,8 @@
 import type { AnyResourceBinding } from "@flotilla/api";
-import { assignStrategy, isWorkload } from "@flotilla/scheduling";
+import { assignStrategy, hasReplicas } from "@flotilla/scheduling";
 
 /**
- * Whether the estimator's answer can change this binding's schedule: it must be a workload, and
+ * Whether the estimator's answer can change this binding's schedule: it must have replicas, and
  * capacity must matter to the selection (spread constraints sort and pick by available replicas)
  * or to the division (dynamic weight, Aggregated). Duplicated without spread constraints, and
  * static weights, give every feasible cluster a share regardless of capacity, so the estimator
@@ -10,7 +10,7 @@ import { assignStrategy, isWorkload } from "@flotilla/scheduling";
  */
 export function wantsEstimates(binding: AnyResourceBinding): boolean {
   const spec = binding.spec ?? {};
-  if (!isWorkload(spec)) return false;
+  if (!hasReplicas(spec)) return false;
   const placement = spec.placement ?? {};
   const strategy = assignStrategy(placement);
   if (strategy === "DynamicWeight" || strategy === "Aggregated") return true;

@@ -1,8 +1,4 @@
-import { KARMADA, groupKind, type AnyResourceBinding } from "@flotilla/api";
-
-export const RB_GK = groupKind(KARMADA.resourceBinding);
-export const CRB_GK = groupKind(KARMADA.clusterResourceBinding);
-export const CLUSTER_GK = groupKind(KARMADA.cluster);
+import { GK, type AnyResourceBinding } from "@flotilla/api";
 
 /** Where a binding is stored: ResourceBindings are namespaced, ClusterResourceBindings are not. */
 export interface BindingRef {
@@ -23,7 +19,7 @@ export function bindingKey(b: Pick<AnyResourceBinding, "metadata">): string {
 
 export function refOfKey(key: string): BindingRef {
   const i = key.indexOf("/");
-  return i < 0 ? { gk: CRB_GK, namespace: "", name: key } : { gk: RB_GK, namespace: key.slice(0, i), name: key.slice(i + 1) };
+  return i < 0 ? { gk: GK.clusterResourceBinding, namespace: "", name: key } : { gk: GK.resourceBinding, namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
 /** Compares two resourceVersions (decimal strings that grow with commit order). */

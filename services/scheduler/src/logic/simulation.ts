@@ -6,13 +6,14 @@ import {
   fieldDuplicate,
   fieldInvalid,
   fieldRequired,
+  rfc3339,
   validateResourceBindingSpec,
   type AnyResourceBinding,
   type Cluster,
   type FieldError,
 } from "@flotilla/api";
 import type { ScheduleResult } from "@flotilla/scheduling";
-import { SCHEDULED, rfc3339 } from "./status.js";
+import { SCHEDULED } from "./status.js";
 
 export const SIMULATION_GROUP = "scheduling.flotilla.io";
 export const SIMULATION_API_VERSION = `${SIMULATION_GROUP}/v1alpha1`;

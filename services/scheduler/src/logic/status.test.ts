@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { KARMADA, PolicyPlacementAnnotation, decodeTyped, type AnyResourceBinding } from "@flotilla/api";
 import { schedule } from "@flotilla/scheduling";
 import { binding, cluster, notReadyNoSchedule, placements } from "../fixtures.test-support.js";
-import { observedOnly, sameOutcome, setCondition, statusAfter, withScheduleResult } from "./status.js";
+import { observedOnly, sameOutcome, statusAfter, withScheduleResult } from "./status.js";
 
 /** jsonb hands objects back with their keys in another order. */
 function reorderKeys<T>(v: T): T {
@@ -47,16 +47,6 @@ test("an Unschedulable result leaves the spec alone", () => {
   const result = schedule({ binding: rb, clusters: [cluster("member1", { cpu: "2" })] });
   assert.equal(result.condition.reason, "Unschedulable");
   assert.equal(withScheduleResult(rb, result), undefined);
-});
-
-test("a condition keeps its transition time while its status stays the same", () => {
-  const first = setCondition(undefined, { type: "Scheduled", status: "False", reason: "NoClusterFit", message: "a" }, "2026-01-01T00:00:00Z");
-  const again = setCondition(first, { type: "Scheduled", status: "False", reason: "Unschedulable", message: "b" }, "2026-01-02T00:00:00Z");
-  assert.equal(again[0].lastTransitionTime, "2026-01-01T00:00:00Z");
-  assert.equal(again[0].reason, "Unschedulable");
-  const flipped = setCondition(again, { type: "Scheduled", status: "True", reason: "Success", message: "c" }, "2026-01-03T00:00:00Z");
-  assert.equal(flipped[0].lastTransitionTime, "2026-01-03T00:00:00Z");
-  assert.equal(flipped.length, 1);
 });
 
 test("a success records the generation after the spec write, the time and the diagnosis, and keeps the rest of the status", () => {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { PolicyPlacementAnnotation, type AnyResourceBinding, type Condition, type ResourceBindingStatus, type TargetCluster } from "@flotilla/api";
+import { PolicyPlacementAnnotation, rfc3339, setCondition, type AnyResourceBinding, type ResourceBindingStatus, type TargetCluster } from "@flotilla/api";
 import type { ScheduleResult } from "@flotilla/scheduling";
 import { buildDiagnosis, diagnosisOutcome } from "./diagnosis.js";
 
@@ -15,11 +15,6 @@ export type Trigger =
   | "statusMissing";
 
 export const SCHEDULED = "Scheduled";
-
-/** Kubernetes timestamps: RFC 3339 with second precision. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
 
 function sameTargets(a: readonly TargetCluster[] | undefined, b: readonly TargetCluster[]): boolean {
   const x = a ?? [];
@@ -45,22 +40,6 @@ export function withScheduleResult<T extends AnyResourceBinding>(binding: T, res
   return { ...binding, metadata: { ...binding.metadata, annotations: { ...binding.metadata.annotations, [PolicyPlacementAnnotation]: placement } }, spec };
 }
 
-/**
- * Sets a condition the way apimachinery's meta.SetStatusCondition does: the transition time
- * moves only when the status changes; reason and message are replaced.
- */
-export function setCondition(conditions: readonly Condition[] | undefined, c: Omit<Condition, "lastTransitionTime">, now: string): Condition[] {
-  const out = [...(conditions ?? [])];
-  const i = out.findIndex((x) => x.type === c.type);
-  if (i < 0) {
-    out.push({ ...c, lastTransitionTime: now });
-    return out;
-  }
-  const cur = out[i];
-  out[i] = { ...cur, ...c, lastTransitionTime: cur.status !== c.status || !cur.lastTransitionTime ? now : cur.lastTransitionTime };
-  return out;
-}
-
 export interface StatusOptions {
   trigger: Trigger;
   now: Date;
@@ -78,7 +57,7 @@ export function statusAfter(binding: AnyResourceBinding, result: ScheduleResult,
   const now = rfc3339(o.now);
   const status: ResourceBindingStatus = { ...binding.status };
   const { type: _t, ...cond } = result.condition;
-  status.conditions = setCondition(status.conditions, { type: SCHEDULED, ...cond }, now);
+  status.conditions = setCondition(status.conditions, { type: SCHEDULED, ...cond }, o.now);
   if (result.condition.status === "True") {
     status.schedulerObservedGeneration = binding.metadata.generation ?? 0;
     status.lastScheduledTime = now;

@@ -61,6 +61,7 @@ test("an untolerated NoExecute taint evicts at once into a graceful-eviction tas
       return e.length ? e : undefined;
     });
     assert.equal(crbEvents[0].metadata.namespace, "default", "cluster-scoped bindings' events go to the default namespace");
+    assert.match(await env.app.metrics.text(), /^flotilla_taint_manager_evictions_total\{mode="graceful"\} 2$/m, "both evictions counted");
   } finally {
     await env.close();
   }
@@ -126,6 +127,7 @@ test("with graceful eviction off the cluster is removed at once, without a task"
       return e.length ? e : undefined;
     });
     assert.match(events[0].message, /graceful eviction off/);
+    assert.match(await env.app.metrics.text(), /^flotilla_taint_manager_evictions_total\{mode="immediate"\} 1$/m);
   } finally {
     await env.close();
   }

@@ -1,14 +1,14 @@
-import { isConflict, isNotFound, type AnyResourceBinding } from "@flotilla/api";
+import { PlacementBeforeFailoverAnnotation, isConflict, isNotFound, moveBackOf, placementText, type AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import { gracefulEvictCluster, purgeModeFor, removeCluster } from "../logic/evict.js";
 import { taintString } from "../logic/taints.js";
-import { k8sTime } from "../logic/time.js";
-import { evictionDecision, type EvictionDecision } from "../logic/tolerations.js";
+import { evictionDecision, type EvictionDecision } from "@flotilla/scheduling";
 import type { ControllerDeps } from "./deps.js";
 import { parseEvictionKey, refString } from "./keys.js";
 import type { ClusterReader } from "@flotilla/store";
 import type { EvictionHints } from "./hints.js";
 import type { EvictionPacer } from "./pacer.js";
+import { rfc3339 } from "@flotilla/api";
 
 export const BINDING_EVICTION_CONTROLLER = "binding-eviction";
 
@@ -32,7 +32,9 @@ function evictionMessage(dec: Extract<EvictionDecision, { kind: "evict" }>): str
  * change is lost and conflicts never wait out a backoff. A toleration still running comes back
  * (durably) when it ends.
  */
-export function bindingEvictionController(d: ControllerDeps & { pacer: EvictionPacer; clusters: ClusterReader; hints?: EvictionHints }): Reconciler<string> {
+export function bindingEvictionController(
+  d: ControllerDeps & { pacer: EvictionPacer; clusters: ClusterReader; hints?: EvictionHints; /** Told of each eviction written (for the metrics). */ onEvicted?: (graceful: boolean) => void },
+): Reconciler<string> {
   return {
     name: BINDING_EVICTION_CONTROLLER,
     async reconcile(key, { log, signal }) {
@@ -74,9 +76,13 @@ export function bindingEvictionController(d: ControllerDeps & { pacer: EvictionP
         const next = structuredClone(b);
         next.spec ??= {};
         const changed = graceful
-          ? gracefulEvictCluster(next.spec, k.cluster, { purgeMode, message: reason, creationTimestamp: k8sTime(d.now().getTime()) })
+          ? gracefulEvictCluster(next.spec, k.cluster, { purgeMode, message: reason, creationTimestamp: rfc3339(d.now().getTime()) })
           : removeCluster(next.spec, k.cluster);
         if (!changed) return done();
+        // move-back (opt-in): the placement before the first eviction, for the way back
+        if (moveBackOf(b.metadata.annotations) && b.metadata.annotations?.[PlacementBeforeFailoverAnnotation] === undefined) {
+          next.metadata.annotations = { ...next.metadata.annotations, [PlacementBeforeFailoverAnnotation]: placementText(b.spec?.clusters) };
+        }
         let stored: AnyResourceBinding;
         try {
           stored = await d.store.update(next);
@@ -85,6 +91,7 @@ export function bindingEvictionController(d: ControllerDeps & { pacer: EvictionP
           if (isConflict(e) && attempt < 10) continue;
           throw e;
         }
+        d.onEvicted?.(graceful);
         const how = graceful ? `graceful-eviction task added (purgeMode ${purgeMode})` : "removed at once (graceful eviction off)";
         log.info({ binding: refString(k.binding), kind: b.kind, cluster: k.cluster, graceful, purgeMode, reason }, "evicted cluster from binding");
         await d.events.normal(stored, EventReasonEvictCluster, `Evicted from cluster ${k.cluster}: ${reason}; ${how}`);

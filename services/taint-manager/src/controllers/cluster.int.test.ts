@@ -118,6 +118,44 @@ test("the health monitor sets Ready to Unknown when no heartbeat came for the gr
   }
 });
 
+test("a Pull cluster is judged by its Lease renewals as well: renewals keep it Ready without new heartbeats; when they stop it becomes Unknown", async () => {
+  const env = await setup({ CLUSTER_MONITOR_GRACE_PERIOD: "2s", FAILOVER_EVICTION_TIMEOUT: "1h" });
+  try {
+    const leaseRef = (name: string) => ({ gk: "coordination.k8s.io/Lease", namespace: "karmada-cluster", name });
+    const micro = () => new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+    const renew = async (name: string) => {
+      const cur = await env.store.get<KubeObject>(leaseRef(name));
+      const spec = { holderIdentity: name, leaseDurationSeconds: 40, renewTime: micro() };
+      if (!cur) await env.store.create({ apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name, namespace: "karmada-cluster" }, spec } as KubeObject);
+      else await env.store.update({ ...cur, spec } as KubeObject);
+    };
+    const pull = makeCluster("member3", { ready: readyCond("True", { heartbeatMs: 0 }) });
+    pull.spec = { syncMode: "Pull" };
+    await env.store.create(pull);
+    // a Push cluster with a Lease of its name: the Lease is not its heartbeat
+    await env.store.create(makeCluster("member1", { ready: readyCond("True", { heartbeatMs: 0 }) }));
+    const readyOf = async (name: string) => (await env.store.mustGet<Cluster>(clusterRef(name))).status?.conditions?.find((k) => k.type === "Ready")?.status;
+    // the agent renews the lease every 300 ms for twice the grace period and never writes status again
+    for (let i = 0; i < 14; i++) {
+      await renew("member3");
+      await renew("member1");
+      await sleep(300);
+    }
+    assert.equal(await readyOf("member3"), "True");
+    assert.equal(await readyOf("member1"), "Unknown");
+    assert.deepEqual(await taintsOf(env.store, "member3"), []);
+    const stoppedAt = Date.now();
+    // the agent stops
+    await eventually(async () => (await readyOf("member3")) === "Unknown", { timeoutMs: 6000, intervalMs: 50 });
+    assert.ok(Date.now() - stoppedAt >= 1500, `Unknown after ${Date.now() - stoppedAt} ms, before the grace period`);
+    const c = await env.store.mustGet<Cluster>(clusterRef("member3"));
+    assert.equal(c.status!.conditions!.find((k) => k.type === "Ready")!.reason, "ClusterStatusUnknown");
+    await eventually(async () => (await taintsOf(env.store, "member3")).includes("cluster.karmada.io/unreachable:NoSchedule"));
+  } finally {
+    await env.close();
+  }
+});
+
 test("a cluster being deleted gets terminating:NoExecute, its bindings are evicted, and it goes once its bindings and Works are gone", async () => {
   const env = await setup();
   try {

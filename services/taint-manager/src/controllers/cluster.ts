@@ -1,14 +1,17 @@
-import { ClusterControllerFinalizer, executionNamespace, isNotFound, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
+import { GK, ClusterControllerFinalizer, executionNamespace, isNotFound, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
 import { after, done, type Reconciler, type Result } from "@flotilla/runtime";
 import { bindingClusterIndex, bindingEvictingIndex } from "@flotilla/store";
 import { monitorHealth, readyCondition, withReady } from "../logic/health.js";
 import { HeartbeatObserver } from "../logic/heartbeats.js";
+import { sparePolicyTaints } from "../logic/taint-policies.js";
 import { TerminatingNoExecute, applyTaintPlan, planTaints, taintString, type TaintPlan } from "../logic/taints.js";
 import type { ControllerDeps } from "./deps.js";
-import { GK } from "./keys.js";
-import { writeWithRetry } from "./write.js";
+
 
 export const CLUSTER_CONTROLLER = "cluster";
+
+/** Where a Pull cluster's agent renews its Lease (karmada-cluster/<cluster>, as karmada-agent). */
+export const ClusterLeaseNamespace = "karmada-cluster";
 
 export const EventReasonTaintClusterSucceed = "TaintClusterSucceed";
 export const EventReasonClusterStatusUnknown = "ClusterStatusUnknown";
@@ -18,7 +21,7 @@ function taintPlanFor(c: Cluster, d: ControllerDeps, now: number): TaintPlan {
   return planTaints({
     ready: readyCondition(c.status?.conditions),
     deleting: !!c.metadata.deletionTimestamp,
-    failover: d.cfg.FAILOVER,
+    failover: d.cfg.FAILOVER && d.cfg.ENABLE_CLUSTER_NO_EXECUTE_TAINTS,
     failoverEvictionTimeoutMs: d.cfg.FAILOVER_EVICTION_TIMEOUT,
     now,
   });
@@ -28,15 +31,19 @@ function taintPlanFor(c: Cluster, d: ControllerDeps, now: number): TaintPlan {
  * The cluster controller (Karmada's cluster-controller as of v1.3–v1.5, key = cluster name):
  * - the health monitor: a Ready condition nobody has confirmed for CLUSTER_MONITOR_GRACE_PERIOD
  *   becomes Unknown (status write); the period counts from when this process first saw the
- *   current heartbeat (HeartbeatObserver), so a restart after a long stop starts it afresh;
+ *   current heartbeat (HeartbeatObserver), so a restart after a long stop starts it afresh; a
+ *   Pull cluster's Lease karmada-cluster/<cluster> counts too: a renewTime this process has not
+ *   seen before is a sign of life as a new heartbeat is (upstream's lease-based probe);
  * - taints from the Ready condition (see planTaints), each new one with timeAdded, users' taints
- *   left alone, and the finalizer karmada.io/cluster-controller;
+ *   left alone, taints a ClusterTaintPolicy added never removed (sparePolicyTaints), the
+ *   NoExecute ones only with FAILOVER and ENABLE_CLUSTER_NO_EXECUTE_TAINTS, and the finalizer
+ *   karmada.io/cluster-controller;
  * - a durable come-back at the earliest of "the heartbeat runs out" and "a NoExecute taint falls due";
  * - deletion: terminating:NoExecute, then wait until no binding lists the cluster or has a
  *   graceful-eviction task from it, delete the Works in its execution namespace, wait for
  *   them to go, and drop the finalizer.
  */
-export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatObserver()): Reconciler<string> {
+export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatObserver(), leases = new HeartbeatObserver()): Reconciler<string> {
   return {
     name: CLUSTER_CONTROLLER,
     async reconcile(name, { log }) {
@@ -44,15 +51,18 @@ export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatO
       let c = await d.store.get<Cluster>(ref);
       if (!c) {
         heartbeats.forget(name);
+        leases.forget(name);
         return done();
       }
       if (c.metadata.deletionTimestamp) return removeCluster(d, c);
 
       const now = d.now().getTime();
       const observedAt = (cl: Cluster) => heartbeats.observe(name, readyCondition(cl.status?.conditions)?.lastHeartbeatTime, now);
+      const leaseObservedAt = async (cl: Cluster) => (cl.spec?.syncMode === "Pull" ? leases.observe(name, await leaseRenewTime(d, name), now) : undefined);
       const monitor = monitorHealth({
         ready: readyCondition(c.status?.conditions),
         observedAt: observedAt(c),
+        leaseObservedAt: await leaseObservedAt(c),
         creationTimestamp: c.metadata.creationTimestamp,
         deleting: false,
         graceMs: d.cfg.CLUSTER_MONITOR_GRACE_PERIOD,
@@ -61,11 +71,13 @@ export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatO
       });
       let recheckAt = monitor.kind === "fresh" ? monitor.recheckAt : undefined;
       if (monitor.kind === "stale") {
-        // decide again on the stored object: a heartbeat that landed meanwhile wins
-        const r = await writeWithRetry<Cluster>(d.store, ref, c, (cur) => {
+        // decide again on the stored object: a heartbeat or a lease renewal that landed meanwhile wins
+        const leaseSeen = await leaseObservedAt(c);
+        const r = await d.store.mutateWritten<Cluster>(ref, (cur) => {
           const m = monitorHealth({
             ready: readyCondition(cur.status?.conditions),
             observedAt: observedAt(cur),
+            leaseObservedAt: cur.spec?.syncMode === "Pull" ? leaseSeen : undefined,
             creationTimestamp: cur.metadata.creationTimestamp,
             deleting: !!cur.metadata.deletionTimestamp,
             graceMs: d.cfg.CLUSTER_MONITOR_GRACE_PERIOD,
@@ -75,7 +87,7 @@ export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatO
           if (m.kind !== "stale") return undefined;
           cur.status = { ...cur.status, conditions: withReady(cur.status?.conditions, m.condition) };
           return cur;
-        }, { status: true });
+        }, { status: true, first: c });
         if (!r.obj) return done();
         c = r.obj;
         if (r.written) {
@@ -88,14 +100,14 @@ export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatO
 
       let added: string[] = [];
       let removed: string[] = [];
-      const r = await writeWithRetry<Cluster>(d.store, ref, c, (cur) => {
+      const r = await d.store.mutateWritten<Cluster>(ref, (cur) => {
         if (cur.metadata.deletionTimestamp) return undefined;
         let changed = false;
         if (!(cur.metadata.finalizers ?? []).includes(ClusterControllerFinalizer)) {
           cur.metadata.finalizers = [...(cur.metadata.finalizers ?? []), ClusterControllerFinalizer];
           changed = true;
         }
-        const applied = applyTaintPlan(cur.spec?.taints, taintPlanFor(cur, d, now), now);
+        const applied = applyTaintPlan(cur.spec?.taints, sparePolicyTaints(taintPlanFor(cur, d, now), cur), now);
         added = applied ? applied.added.map(taintString) : [];
         removed = applied ? applied.removed.map(taintString) : [];
         if (applied) {
@@ -103,7 +115,7 @@ export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatO
           changed = true;
         }
         return changed ? cur : undefined;
-      });
+      }, { first: c });
       if (!r.obj) return done();
       c = r.obj;
       if (c.metadata.deletionTimestamp) return removeCluster(d, c);
@@ -117,6 +129,13 @@ export function clusterController(d: ControllerDeps, heartbeats = new HeartbeatO
       return recheckAt === undefined ? done() : after(Math.max(1, recheckAt - d.now().getTime()));
     },
   };
+}
+
+/** The renewTime of the Lease karmada-cluster/<cluster> a Pull cluster's agent renews; undefined without one. */
+async function leaseRenewTime(d: ControllerDeps, cluster: string): Promise<string | undefined> {
+  const lease = await d.store.get<KubeObject & { spec?: { renewTime?: unknown } }>({ gk: GK.lease, namespace: ClusterLeaseNamespace, name: cluster });
+  const t = lease?.spec?.renewTime;
+  return typeof t === "string" && t ? t : undefined;
 }
 
 function taintMessage(added: string[], removed: string[]): string {
@@ -140,12 +159,12 @@ async function removeCluster(d: ControllerDeps, c: Cluster): Promise<Result> {
   const name = c.metadata.name!;
   const ref = { gk: GK.cluster, namespace: "", name };
   const now = d.now().getTime();
-  const t = await writeWithRetry<Cluster>(d.store, ref, c, (cur) => {
+  const t = await d.store.mutateWritten<Cluster>(ref, (cur) => {
     const applied = applyTaintPlan(cur.spec?.taints, { add: [TerminatingNoExecute], remove: [] }, now);
     if (!applied) return undefined;
     cur.spec = { ...cur.spec, taints: applied.taints };
     return cur;
-  });
+  }, { first: c });
   if (!t.obj) return done();
   c = t.obj;
   if (t.written) {
@@ -175,12 +194,12 @@ async function removeCluster(d: ControllerDeps, c: Cluster): Promise<Result> {
     return retry;
   }
 
-  await writeWithRetry<Cluster>(d.store, ref, c, (cur) => {
+  await d.store.mutateWritten<Cluster>(ref, (cur) => {
     const f = cur.metadata.finalizers ?? [];
     if (!f.includes(ClusterControllerFinalizer)) return undefined;
     cur.metadata.finalizers = f.filter((x) => x !== ClusterControllerFinalizer);
     return cur;
-  });
+  }, { first: c });
   d.log.info({ cluster: name }, "cluster removed");
   return done();
 }

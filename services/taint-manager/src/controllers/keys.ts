@@ -1,12 +1,5 @@
-import { KARMADA, groupKind, type AnyResourceBinding } from "@flotilla/api";
+import { GK, type AnyResourceBinding } from "@flotilla/api";
 import type { ObjectRef } from "@flotilla/store";
-
-export const GK = {
-  cluster: groupKind(KARMADA.cluster),
-  resourceBinding: groupKind(KARMADA.resourceBinding),
-  clusterResourceBinding: groupKind(KARMADA.clusterResourceBinding),
-  work: groupKind(KARMADA.work),
-} as const;
 
 /** A binding's key: `rb/<namespace>/<name>` or `crb/<name>`. */
 export function bindingKey(b: Pick<AnyResourceBinding, "kind" | "metadata">): string {

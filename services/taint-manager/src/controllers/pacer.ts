@@ -1,8 +1,7 @@
-import type { Cluster } from "@flotilla/api";
+import { GK, type Cluster } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
 import { readyCondition } from "../logic/health.js";
 import { TokenBucket, evictionRate, type FleetHealth, type PacingConfig } from "../logic/pacing.js";
-import { GK } from "./keys.js";
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

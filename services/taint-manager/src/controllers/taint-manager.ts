@@ -1,10 +1,10 @@
-import type { AnyResourceBinding, Cluster } from "@flotilla/api";
+import { GK, type AnyResourceBinding, type Cluster } from "@flotilla/api";
 import { after, done, type Reconciler } from "@flotilla/runtime";
 import { bindingClusterIndex } from "@flotilla/store";
 import { NO_EXECUTE } from "../logic/taints.js";
-import { evictionDecision } from "../logic/tolerations.js";
+import { evictionDecision } from "@flotilla/scheduling";
 import type { ControllerDeps } from "./deps.js";
-import { GK, evictionKey } from "./keys.js";
+import { evictionKey } from "./keys.js";
 
 export const TAINT_MANAGER_CONTROLLER = "taint-manager";
 

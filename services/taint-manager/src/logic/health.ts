@@ -1,5 +1,5 @@
 import type { Condition } from "@flotilla/api";
-import { k8sTime, parseTime } from "./time.js";
+import { rfc3339, parseTime } from "@flotilla/api";
 
 export const ConditionReady = "Ready";
 export const ReasonClusterStatusUnknown = "ClusterStatusUnknown";
@@ -20,6 +20,13 @@ export interface MonitorInput {
    * member stale when it comes back (upstream keeps the same observed probe times).
    */
   observedAt?: number;
+  /**
+   * Pull clusters: when this controller last saw the renewTime of the Lease
+   * `karmada-cluster/<cluster>` change (the same observer, fed with the renewTime). A renewal is
+   * a sign of life as a new heartbeat is (upstream's probe timestamp advances on either), so the
+   * grace period counts from the later of the two.
+   */
+  leaseObservedAt?: number;
   creationTimestamp: string | undefined;
   deleting: boolean;
   /** CLUSTER_MONITOR_GRACE_PERIOD: how long a reported Ready condition stays believable without a heartbeat. */
@@ -39,28 +46,31 @@ export type MonitorDecision =
  * The health monitor (upstream's monitorClusterHealth): nobody has reported on the cluster for
  * the grace period, so its Ready condition is set to Unknown. "Reported" is a new value of the
  * Ready condition's `lastHeartbeatTime`, which the execution service stamps on every probe, and
- * the grace period counts from when this controller first saw that value (`observedAt`); a
- * condition without one is not judged (there is no way to tell a quiet reporter from a dead
- * one). A cluster that never got a Ready condition gets Unknown/ClusterStatusNeverUpdated after
- * the startup grace period from its creation. Unknown stays Unknown; deleting clusters are left alone.
+ * the grace period counts from when this controller first saw that value (`observedAt`); for a
+ * Pull cluster a renewal of its Lease seen by this controller (`leaseObservedAt`) counts as well,
+ * and the later of the two wins. A condition with neither is not judged (there is no way to tell
+ * a quiet reporter from a dead one). A cluster that never got a Ready condition gets
+ * Unknown/ClusterStatusNeverUpdated after the startup grace period from its creation, or from the
+ * last lease renewal seen when that is later. Unknown stays Unknown; deleting clusters are left alone.
  */
 export function monitorHealth(i: MonitorInput): MonitorDecision {
   if (i.deleting) return { kind: "fresh" };
   const r = i.ready;
   if (!r) {
-    const created = parseTime(i.creationTimestamp);
+    const created = latest(parseTime(i.creationTimestamp), i.leaseObservedAt);
     if (created === undefined) return { kind: "fresh" };
     const due = created + i.startupGraceMs;
     if (i.now <= due) return { kind: "fresh", recheckAt: due + 1 };
     return {
       kind: "stale",
-      condition: { type: ConditionReady, status: "Unknown", reason: ReasonClusterStatusNeverUpdated, message: MessageClusterStatusNeverUpdated, lastTransitionTime: k8sTime(i.now) },
+      condition: { type: ConditionReady, status: "Unknown", reason: ReasonClusterStatusNeverUpdated, message: MessageClusterStatusNeverUpdated, lastTransitionTime: rfc3339(i.now) },
     };
   }
   if (r.status === "Unknown") return { kind: "fresh" };
   const beat = parseTime(r.lastHeartbeatTime);
-  if (beat === undefined) return { kind: "fresh" };
-  const due = (i.observedAt ?? beat) + i.graceMs;
+  const probe = latest(beat === undefined ? undefined : (i.observedAt ?? beat), i.leaseObservedAt);
+  if (probe === undefined) return { kind: "fresh" };
+  const due = probe + i.graceMs;
   if (i.now <= due) return { kind: "fresh", recheckAt: due + 1 };
   return {
     kind: "stale",
@@ -69,10 +79,16 @@ export function monitorHealth(i: MonitorInput): MonitorDecision {
       status: "Unknown",
       reason: ReasonClusterStatusUnknown,
       message: MessageClusterStatusUnknown,
-      lastTransitionTime: k8sTime(i.now),
+      lastTransitionTime: rfc3339(i.now),
       ...(r.lastHeartbeatTime ? { lastHeartbeatTime: r.lastHeartbeatTime } : {}),
     },
   };
+}
+
+function latest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.max(a, b);
 }
 
 /** The conditions with the Ready condition replaced by `ready`. */

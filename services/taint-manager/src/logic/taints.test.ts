@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Condition, Taint } from "@flotilla/api";
+import { rfc3339, type Condition, type Taint } from "@flotilla/api";
 import {
   NotReadyNoExecute,
   NotReadyNoSchedule,
@@ -15,7 +15,7 @@ import {
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const MIN = 60_000;
-const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+const at = (ms: number) => rfc3339(T0 + ms);
 const ready = (status: string, transitionMs: number, heartbeatMs?: number): Condition => ({
   type: "Ready",
   status,

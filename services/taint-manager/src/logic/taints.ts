@@ -1,5 +1,5 @@
 import { TaintClusterNotReady, TaintClusterTerminating, TaintClusterUnreachable, type Condition, type Taint } from "@flotilla/api";
-import { k8sTime, parseTime } from "./time.js";
+import { rfc3339, parseTime } from "@flotilla/api";
 
 export const NO_SCHEDULE = "NoSchedule";
 export const NO_EXECUTE = "NoExecute";
@@ -27,7 +27,7 @@ export interface TaintPlanInput {
   /** The cluster's Ready condition, if it has one. */
   ready: Condition | undefined;
   deleting: boolean;
-  /** Feature switch FAILOVER: add the NoExecute taints after the failover-eviction timeout. */
+  /** FAILOVER and ENABLE_CLUSTER_NO_EXECUTE_TAINTS: add the NoExecute taints after the failover-eviction timeout. */
   failover: boolean;
   failoverEvictionTimeoutMs: number;
   now: number;
@@ -60,7 +60,8 @@ export function notReadySince(ready: Condition): number | undefined {
  *   failover-eviction timeout, not-ready:NoExecute (unreachable:NoExecute goes);
  * - Unknown → the same with unreachable and not-ready swapped;
  * - True → all four go.
- * With failover off no NoExecute taint is added (existing ones still go on True).
+ * With failover (or the automatic NoExecute taints) off no NoExecute taint is added (existing ones
+ * still go on True). The caller spares the taints a ClusterTaintPolicy added (sparePolicyTaints).
  */
 export function planTaints(i: TaintPlanInput): TaintPlan {
   if (i.deleting) return { add: [TerminatingNoExecute], remove: [] };
@@ -104,7 +105,7 @@ export function applyTaintPlan(taints: readonly Taint[] | undefined, plan: Taint
   const kept = cur.filter((t) => !removed.includes(t));
   const added: Taint[] = [];
   for (const a of plan.add) {
-    if (!kept.some((t) => sameTaint(t, a)) && !added.some((t) => sameTaint(t, a))) added.push({ ...a, timeAdded: k8sTime(now) });
+    if (!kept.some((t) => sameTaint(t, a)) && !added.some((t) => sameTaint(t, a))) added.push({ ...a, timeAdded: rfc3339(now) });
   }
   if (added.length === 0 && removed.length === 0) return undefined;
   return { taints: [...kept, ...added], added, removed };
