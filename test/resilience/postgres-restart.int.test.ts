@@ -248,9 +248,8 @@ test("a service process waits for Postgres and NATS at start, answers 503 while 
   const alive = (when: string) => assert.equal(child.exitCode, null, `exited ${when}:\n${output}`);
   try {
     // neither is up: it waits for Postgres, then for NATS
-    await sleep(1500);
+    await eventually(() => /postgres not reachable; retrying/.test(output), { timeoutMs: 20_000, message: `no word about Postgres:\n${output}` });
     alive("while Postgres was down");
-    assert.match(output, /postgres not reachable; retrying/);
     await server.startServer();
     await eventually(() => /nats not reachable; retrying/.test(output), { timeoutMs: 20_000, message: `no word about NATS:\n${output}` });
     alive("while NATS was down");

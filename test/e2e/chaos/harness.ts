@@ -22,6 +22,9 @@ export const FAILED = "member1";
 const NS = "default";
 
 /** A small deterministic random source (mulberry32), so that a failing order of events can be replayed with CHAOS_SEED. */
+/** A node of `pods` pods, with cpu and memory to spare for that many of the walk-through's pods (50m, 64Mi each). */
+const sized = <N extends object>(n: N, pods: number): N => ({ ...n, pods, cpu: String(Math.ceil(pods / 10)), memory: `${pods * 128}Mi` });
+
 export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -65,11 +68,13 @@ export interface ChaosOptions {
   /** A nats-server of the test's own (started); default the machine's. */
   nats?: NatsServer;
   env?: Record<string, string>;
+  /** Pods each simulated node holds, with cpu and memory for as many of the walk-through's pods; default the example's nodes (110 pods, room for ~70 Deployments). */
+  podsPerNode?: number;
 }
 
 export async function startChaosStack(o: ChaosOptions): Promise<ChaosStack> {
   const cfg = await loadConfigFile(path.join(root, "packages/member-sim/clusters.example.yaml"));
-  const sim = await startSimulator({ ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: 200 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0 })) });
+  const sim = await startSimulator({ ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: 200 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0, nodes: o.podsPerNode ? c.nodes?.map((n) => sized(n, o.podsPerNode!)) : c.nodes })) });
   let db: TestDatabase;
   if (o.pg) {
     const own = await openDatabase({ url: o.pg.url(uniqueName("flotilla_chaos")), max: 4 });
@@ -189,6 +194,8 @@ export interface WalkThroughTimes {
   evictedMs: number;
   /** From member1's return until every invariant holds (the chaos finished first). */
   settledMs: number;
+  /** From the end of the chaos (the last service, NATS or Postgres back) until every invariant holds. */
+  afterChaosMs: number;
   totalMs: number;
 }
 
@@ -200,7 +207,7 @@ export async function runChaos(t: TestContext, s: ChaosStack, seed: number, chao
   try {
     const times = await failoverWalkThrough(s, chaos);
     for (const line of s.timeline) t.diagnostic(line);
-    t.diagnostic(`evicted ${times.evictedMs} ms after the fault, settled ${times.settledMs} ms after member1 returned`);
+    t.diagnostic(`evicted ${times.evictedMs} ms after the fault, settled ${times.settledMs} ms after member1 returned, ${times.afterChaosMs} ms after the chaos ended`);
     return times;
   } catch (e) {
     console.error(`CHAOS_SEED=${seed}\n${s.timeline.join("\n")}\n${s.logs.tail(30_000)}\n${await snapshot(s.world).catch((x) => String(x))}`);
@@ -252,6 +259,7 @@ export async function failoverWalkThrough(s: ChaosStack, chaos: (o: { returned: 
   await chaosDone;
   if (chaosError) throw chaosError;
   s.note("chaos over");
+  const chaosOver = Date.now();
   await settled(s.world, o.settleMs ?? 90_000);
   s.note("settled");
   const settledAt = Date.now();
@@ -259,7 +267,7 @@ export async function failoverWalkThrough(s: ChaosStack, chaos: (o: { returned: 
   await sleep(2000);
   const later = await violations(s.world);
   if (later.length > 0) throw new Error(`invariants held, then 2 s later no more:\n  ${later.join("\n  ")}`);
-  return { evictedMs, settledMs: settledAt - t1, totalMs: settledAt - t0 };
+  return { evictedMs, settledMs: settledAt - t1, afterChaosMs: settledAt - chaosOver, totalMs: settledAt - t0 };
 }
 
 /** kill -9 every service once, in a random order, at random moments `gapMs` apart, each down for up to `downMs`. */

@@ -7,26 +7,15 @@
 // Needs `npx tsc -b services/gateway services/execution` (npm test builds first).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
 import { eventually, freshDatabase, uniqueName, NATS_URL } from "@flotilla/testkit";
 import { freePort } from "../../load/lib/proc.js";
-import { adminTokenFile, bearer, loadJoinMembers } from "../../load/lib/stack.js";
+import { ProcessLogs } from "../../load/lib/logs.js";
+import { adminTokenFile, bearer, launchService, loadJoinMembers } from "../../load/lib/stack.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
-
-function startService(name: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout!.on("data", (d) => (out = (out + d).slice(-4000)));
-  child.stderr!.on("data", (d) => (out = (out + d).slice(-4000)));
-  child.on("exit", (code) => {
-    if (code !== 0 && code !== null) console.error(`${name} exited ${code}:\n${out}`);
-  });
-  return child;
-}
 
 type Obj = { metadata: { name: string }; status?: { conditions?: { type: string; status: string; reason?: string }[]; [k: string]: unknown }; [k: string]: unknown };
 const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
@@ -34,29 +23,33 @@ const cond = (o: Obj | undefined, type: string) => o?.status?.conditions?.find((
 test("the seed members join through the gateway, turn Ready, run a hand-posted Work, and member1 going away turns its Ready False", async (t) => {
   const cfg = await loadConfigFile(path.join(root, "packages/member-sim/clusters.example.yaml"));
   const sim = await startSimulator({ ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: 200 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0 })) });
-  t.after(() => sim.close());
   const db = await freshDatabase();
-  t.after(() => db.drop());
   const tokens = adminTokenFile();
-  t.after(() => tokens.remove());
+  const logs = new ProcessLogs();
   const auth = bearer(tokens.token);
   const gwPort = await freePort();
   const env = { DATABASE_URL: db.url, NATS_URL, EVENTS_STREAM: uniqueName("E2E").toUpperCase(), EVENTS_PREFIX: uniqueName("e2e"), HOST: "127.0.0.1", LOG_LEVEL: "warn" };
-  const gateway = startService("gateway", { ...env, PORT: String(gwPort), GRPC_PORT: "0", TOKEN_AUTH_FILE: tokens.file });
-  const execution = startService("execution", {
-    ...env,
-    PORT: "0",
-    ESTIMATOR_PORT: "0",
-    CLUSTER_STATUS_UPDATE_FREQUENCY: "200ms",
-    CLUSTER_FAILURE_THRESHOLD: "1s",
-    CLUSTER_SUCCESS_THRESHOLD: "1s",
-    CLUSTER_PROBE_TIMEOUT: "500ms",
-    // the simulator serves plain http on 127.0.0.1
-    MEMBER_ALLOW_HTTP: "loopback",
+  const gateway = launchService("gateway", { logs, env: { ...env, PORT: String(gwPort), GRPC_PORT: "0", TOKEN_AUTH_FILE: tokens.file } });
+  const execution = launchService("execution", {
+    logs,
+    env: {
+      ...env,
+      PORT: "0",
+      ESTIMATOR_PORT: "0",
+      CLUSTER_STATUS_UPDATE_FREQUENCY: "200ms",
+      CLUSTER_FAILURE_THRESHOLD: "1s",
+      CLUSTER_SUCCESS_THRESHOLD: "1s",
+      CLUSTER_PROBE_TIMEOUT: "500ms",
+      // the simulator serves plain http on 127.0.0.1
+      MEMBER_ALLOW_HTTP: "loopback",
+    },
   });
+  // the services stop first: the members and the database they use go after them
   t.after(async () => {
-    for (const c of [gateway, execution]) c.kill("SIGTERM");
-    await Promise.all([gateway, execution].map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
+    await Promise.all([gateway.stop(), execution.stop()]);
+    await sim.close();
+    await db.drop();
+    tokens.remove();
   });
   const gw = `http://127.0.0.1:${gwPort}`;
   await eventually(async () => (await fetch(`${gw}/readyz`)).ok, { timeoutMs: 20_000, intervalMs: 100 });

@@ -1,107 +1,18 @@
-// The seed's Divided walk-through (001_*): nginx with 3 replicas on member1:1 and member2:2 by
-// static weight, member3 outside the affinity. member1 becomes unreachable: NoSchedule, then
-// NoExecute, an eviction task, the reschedule to member2:3, member2 healthy, the task dropped,
-// member1's Work deleting but kept while member1 is down; member1 back: its Deployment and Work
-// go, member2 keeps 3 and nothing moves back.
+// The seed's Divided walk-through (001_*) with all three members in Push mode; the steps are in
+// divided-walkthrough.ts. Its end state is DIVIDED_END_STATE, which the walk-through with three
+// replicas of every service must reach too (three-replicas.int.test.ts).
 // Needs the builds: npx tsc -b services/gateway services/execution services/binding services/scheduler services/taint-manager services/eviction
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { eventually } from "@flotilla/testkit";
-import { CLUSTER, DEPLOY, EVENTS, RB, WORKS, clustersOf, nginx, startStack, taints, tasksOf, type Obj } from "./harness.js";
-
-const policy = {
-  apiVersion: "policy.karmada.io/v1alpha1",
-  kind: "PropagationPolicy",
-  metadata: { name: "nginx-propagation", namespace: "default" },
-  spec: {
-    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
-    placement: {
-      clusterAffinity: { clusterNames: ["member1", "member2"] },
-      replicaScheduling: {
-        replicaSchedulingType: "Divided",
-        replicaDivisionPreference: "Weighted",
-        weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ["member1"] }, weight: 1 }, { targetCluster: { clusterNames: ["member2"] }, weight: 2 }] },
-      },
-    },
-  },
-};
+import { DIVIDED_END_STATE, dividedEndState, dividedWalkThrough } from "./divided-walkthrough.js";
+import { startStack } from "./harness.js";
 
 test("the seed's Divided walk-through: member1 fails, its replica moves to member2 gracefully, and nothing moves back", async (t) => {
   const s = await startStack();
   t.after(() => s.close());
   try {
-    await s.post("/apis/apps/v1/namespaces/default/deployments", nginx(3));
-    await s.post("/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies", policy);
-    const rb0 = await eventually(async () => {
-      const b = await s.get(RB("nginx-deployment"));
-      return b && clustersOf(b).member1 === 1 && clustersOf(b).member2 === 2 ? b : undefined;
-    }, { timeoutMs: 20_000, message: "scheduled member1:1 member2:2" });
-    assert.deepEqual(clustersOf(rb0), { member1: 1, member2: 2 });
-    const tolerations = rb0.spec!.placement.clusterTolerations as { key: string; tolerationSeconds?: number }[];
-    assert.ok(tolerations.some((x) => x.key === "cluster.karmada.io/unreachable" && x.tolerationSeconds === 2), "the gateway's default tolerations (shrunk to 2 s)");
-    const m1 = s.sim.cluster("member1");
-    const m2 = s.sim.cluster("member2");
-    const replicasOn = (c: typeof m1) => (c.get("apps/v1", "Deployment", "nginx", "default") as Obj | undefined)?.spec?.replicas;
-    const readyOn = (c: typeof m1) => (c.get("apps/v1", "Deployment", "nginx", "default") as Obj | undefined)?.status?.readyReplicas;
-    await eventually(() => replicasOn(m1) === 1 && replicasOn(m2) === 2 && readyOn(m1) === 1 && readyOn(m2) === 2, { timeoutMs: 20_000, message: "nginx running 1 + 2" });
-    await eventually(async () => (await s.get(DEPLOY("nginx")))?.status?.readyReplicas === 3, { timeoutMs: 20_000, message: "control-plane nginx 3/3" });
-    // from now on the control-plane Deployment must never show fewer than 3 ready replicas
-    const seen: number[] = [];
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        const r = (await s.get(DEPLOY("nginx")))?.status?.readyReplicas;
-        if (typeof r === "number") seen.push(r);
-        await new Promise((x) => setTimeout(x, 100));
-      }
-    })();
-
-    // member1 goes away
-    await s.sim.setFault("member1", { mode: "unreachable" });
-    const down = Date.now();
-    await eventually(async () => taints(await s.get(CLUSTER("member1"))).includes("cluster.karmada.io/not-ready:NoSchedule"), { timeoutMs: 15_000, message: "NoSchedule" });
-    const tNoSchedule = Date.now() - down;
-    await eventually(async () => taints(await s.get(CLUSTER("member1"))).includes("cluster.karmada.io/not-ready:NoExecute"), { timeoutMs: 15_000, message: "NoExecute" });
-    const tNoExecute = Date.now() - down;
-    const evicted = await eventually(async () => {
-      const b = await s.get(RB("nginx-deployment"));
-      return b && tasksOf(b).includes("member1") && !("member1" in clustersOf(b)) ? b : undefined;
-    }, { timeoutMs: 15_000, message: "eviction task" });
-    const tEvicted = Date.now() - down;
-    assert.equal((evicted.spec!.gracefulEvictionTasks as { producer: string }[])[0].producer, "TaintManager");
-    const moved = await eventually(async () => {
-      const b = await s.get(RB("nginx-deployment"));
-      return b && clustersOf(b).member2 === 3 ? b : undefined;
-    }, { timeoutMs: 15_000, message: "rescheduled to member2:3" });
-    assert.deepEqual(clustersOf(moved), { member2: 3 });
-    await eventually(() => readyOn(m2) === 3, { timeoutMs: 15_000, message: "member2 runs 3" });
-    const dropped = await eventually(async () => {
-      const b = await s.get(RB("nginx-deployment"));
-      return b && tasksOf(b).length === 0 ? b : undefined;
-    }, { timeoutMs: 20_000, message: "task dropped once member2 is healthy" });
-    const tDropped = Date.now() - down;
-    assert.deepEqual(clustersOf(dropped), { member2: 3 });
-    // member1's Work is deleting but kept (finalizer) while member1 is down
-    const w1 = await eventually(async () => (await s.list(WORKS("member1"))).find((w) => w.metadata.deletionTimestamp), { timeoutMs: 15_000, message: "member1's Work deleting" });
-    assert.ok(w1.metadata.finalizers?.length);
-    const events = await s.list(EVENTS());
-    const reasons = new Set(events.map((e) => e.reason as string));
-    for (const r of ["EvictCluster", "GracefulEvictionTaskRemoved"]) assert.ok(reasons.has(r), `event ${r} (have ${[...reasons].join(", ")})`);
-
-    // member1 comes back: the old Deployment and Work go, nothing moves back
-    await s.sim.setFault("member1", { mode: "healthy" });
-    await eventually(async () => (await s.list(WORKS("member1"))).length === 0, { timeoutMs: 20_000, message: "member1's Work gone" });
-    await eventually(() => m1.get("apps/v1", "Deployment", "nginx", "default") === undefined, { timeoutMs: 10_000, message: "nginx removed from member1" });
-    await eventually(async () => taints(await s.get(CLUSTER("member1"))).length === 0, { timeoutMs: 15_000, message: "member1 untainted" });
-    const after = await s.get(RB("nginx-deployment"));
-    assert.deepEqual(clustersOf(after), { member2: 3 });
-    assert.equal(replicasOn(m2), 3);
-    await eventually(async () => (await s.get(DEPLOY("nginx")))?.status?.readyReplicas === 3, { timeoutMs: 10_000, message: "control-plane nginx 3/3 at the end" });
-    watching = false;
-    await watcher;
-    assert.ok(seen.length > 10 && Math.min(...seen) >= 3, `the control-plane Deployment never showed fewer than 3 ready (min ${Math.min(...seen)}, max ${Math.max(...seen)}, ${seen.length} samples)`);
-    t.diagnostic(`control-plane readyReplicas during the failover: min ${Math.min(...seen)}, max ${Math.max(...seen)} over ${seen.length} samples`);
-    t.diagnostic(`from member1 down (ms): NoSchedule ${tNoSchedule}, NoExecute ${tNoExecute}, evicted ${tEvicted}, task dropped ${tDropped}`);
+    await dividedWalkThrough(s, (m) => t.diagnostic(m));
+    assert.deepEqual(await dividedEndState(s), DIVIDED_END_STATE);
   } catch (e) {
     console.error(s.logs().slice(-30_000));
     throw e;

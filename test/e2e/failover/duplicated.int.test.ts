@@ -4,26 +4,21 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { eventually } from "@flotilla/testkit";
-import { CLUSTER, DEPLOY, RB, WORKS, clustersOf, nginx, startStack, taints, tasksOf, type Obj } from "./harness.js";
+import { CLUSTER, DEPLOY, RB, WORKS, clustersOf, nginx, nginxPolicy, startStack, taints, tasksOf, type Obj } from "./harness.js";
 
 test("the Duplicated walk-through: member1 fails and the application moves to member3", async (t) => {
   const s = await startStack();
   t.after(() => s.close());
   try {
     await s.post("/apis/apps/v1/namespaces/default/deployments", nginx(2));
-    await s.post("/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies", {
-      apiVersion: "policy.karmada.io/v1alpha1",
-      kind: "PropagationPolicy",
-      metadata: { name: "nginx-propagation", namespace: "default" },
-      spec: {
-        resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
-        placement: {
-          clusterAffinity: { clusterNames: ["member1", "member3"] },
-          spreadConstraints: [{ spreadByField: "cluster", maxGroups: 1, minGroups: 1 }],
-          replicaScheduling: { replicaSchedulingType: "Duplicated" },
-        },
-      },
-    });
+    await s.post(
+      "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies",
+      nginxPolicy({
+        clusterAffinity: { clusterNames: ["member1", "member3"] },
+        spreadConstraints: [{ spreadByField: "cluster", maxGroups: 1, minGroups: 1 }],
+        replicaScheduling: { replicaSchedulingType: "Duplicated" },
+      }),
+    );
     const m1 = s.sim.cluster("member1");
     const m3 = s.sim.cluster("member3");
     const readyOn = (c: typeof m1) => (c.get("apps/v1", "Deployment", "nginx", "default") as Obj | undefined)?.status?.readyReplicas;

@@ -4,9 +4,10 @@
 // to seconds. Every call to the gateway carries the stack's administrator token.
 import path from "node:path";
 import { loadConfigFile, startSimulator } from "@flotilla/member-sim";
-import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { openDatabase } from "@flotilla/store";
+import { freshDatabase, uniqueName, type PostgresServer, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../../load/lib/logs.js";
-import { bearer, deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, type Services } from "../../load/lib/stack.js";
+import { bearer, deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, type Services, type ServicesOptions } from "../../load/lib/stack.js";
 
 export { root };
 
@@ -45,6 +46,8 @@ export interface Stack {
   gw: string;
   /** The gateway's administrator token (group system:masters). */
   token: string;
+  /** host:port of execution's replica estimator, which the scheduler asks. */
+  estimator: string;
   sim: Awaited<ReturnType<typeof startSimulator>>;
   db: TestDatabase;
   get(p: string): Promise<Obj | undefined>;
@@ -52,13 +55,39 @@ export interface Stack {
   post(p: string, body: unknown): Promise<Obj>;
   del(p: string): Promise<void>;
   logs(): string;
+  /** The service processes (to kill one, or to start more replicas with `services.envOf`). */
+  services: Services;
+  /** Where the service processes' output goes (for more replicas). */
+  processLogs: ProcessLogs;
   close(): Promise<void>;
 }
 
-export async function startStack(o: { env?: Record<string, string>; readyDelayMs?: number } = {}): Promise<Stack> {
+export interface StackOptions {
+  env?: Record<string, string>;
+  readyDelayMs?: number;
+  /** Processes per service (startServices' `replicas`); the Stack's calls go to a gateway replica that answers. */
+  replicas?: ServicesOptions["replicas"];
+  /** Settings of one service only (startServices' `serviceEnv`). */
+  serviceEnv?: ServicesOptions["serviceEnv"];
+  /** A Postgres of the test's own (default: a fresh database on the machine's server). */
+  pg?: PostgresServer;
+  /** Sees every request a simulated member receives. */
+  onMemberRequest?: (r: MemberRequest) => void;
+}
+
+export type MemberRequest = { cluster: string; method: string; url: string; userAgent?: string };
+
+export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const cfg = await loadConfigFile(path.join(root, "packages/member-sim/clusters.example.yaml"));
-  const sim = await startSimulator({ ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: o.readyDelayMs ?? 300 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0 })) });
-  const db = await freshDatabase();
+  const sim = await startSimulator(
+    { ...cfg, admin: { host: "127.0.0.1", port: 0 }, defaults: { ...cfg.defaults, readyDelayMs: o.readyDelayMs ?? 300 }, clusters: cfg.clusters.map((c) => ({ ...c, port: 0 })) },
+    o.onMemberRequest ? { onRequest: o.onMemberRequest } : {},
+  );
+  let db: TestDatabase;
+  if (o.pg) {
+    const own = await openDatabase({ url: o.pg.url(uniqueName("flotilla_e2e")), max: 4 });
+    db = { ...own, name: "", drop: () => own.close() };
+  } else db = await freshDatabase();
   const env = { ...isolatedEnv(db, "E2E"), DATABASE_POOL_SIZE: "4", LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...KNOBS, ...o.env };
   const logs = new ProcessLogs();
   const close = async (services?: Services) => {
@@ -69,7 +98,7 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
   };
   let services: Services | undefined;
   try {
-    services = await startServices({ env, logs, readyTimeoutMs: 30_000 });
+    services = await startServices({ env, logs, readyTimeoutMs: o.replicas ? 90_000 : 30_000, ...(o.replicas ? { replicas: o.replicas } : {}), ...(o.serviceEnv ? { serviceEnv: o.serviceEnv } : {}) });
     await joinAndWaitReady({ gatewayUrl: services.gatewayUrl, token: services.token, adminUrl: sim.adminUrl!, sql: db.sql, count: cfg.clusters.length, timeoutMs: 60_000 });
   } catch (e) {
     console.error(logs.tail(20_000));
@@ -77,34 +106,51 @@ export async function startStack(o: { env?: Record<string, string>; readyDelayMs
     throw e;
   }
   const gw = services.gatewayUrl;
+  const gateways = services.gatewayUrls;
   const token = services.token;
   const auth = bearer(token);
+  // as a client behind a Service: a gateway replica that does not answer (killed) is left for the next
+  let current = 0;
+  const call = async (p: string, init: RequestInit = {}): Promise<Response> => {
+    for (let tried = 1; ; tried++) {
+      const base = gateways[current % gateways.length]!;
+      try {
+        return await fetch(`${base}${p}`, { ...init, headers: { ...auth, ...(init.headers as Record<string, string> | undefined) } });
+      } catch (e) {
+        if (tried >= gateways.length) throw e;
+        current++;
+      }
+    }
+  };
   return {
     gw,
     token,
+    estimator: services.estimatorAddress,
     sim,
     db,
     async get(p) {
-      const r = await fetch(`${gw}${p}`, { headers: auth });
+      const r = await call(p);
       if (r.status === 404) return undefined;
       if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
       return (await r.json()) as Obj;
     },
     async list(p) {
-      const r = await fetch(`${gw}${p}`, { headers: auth });
+      const r = await call(p);
       if (!r.ok) throw new Error(`GET ${p}: ${r.status} ${await r.text()}`);
       return ((await r.json()) as { items: Obj[] }).items;
     },
     async post(p, body) {
-      const r = await fetch(`${gw}${p}`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) });
+      const r = await call(p, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       if (!r.ok) throw new Error(`POST ${p}: ${r.status} ${await r.text()}`);
       return (await r.json()) as Obj;
     },
     async del(p) {
-      const r = await fetch(`${gw}${p}`, { method: "DELETE", headers: auth });
+      const r = await call(p, { method: "DELETE" });
       if (!r.ok && r.status !== 404) throw new Error(`DELETE ${p}: ${r.status} ${await r.text()}`);
     },
     logs: () => logs.tail(),
+    services,
+    processLogs: logs,
     close: () => close(services),
   };
 }
@@ -122,6 +168,24 @@ export const nginx = (replicas = 3): Obj => ({
     replicas,
     selector: { matchLabels: { app: "nginx" } },
     template: { metadata: { labels: { app: "nginx" } }, spec: { containers: [{ name: "nginx", image: "nginx", resources: { requests: { cpu: "100m", memory: "128Mi" } } }] } },
+  },
+});
+
+/** The seeds' `nginx-propagation` PropagationPolicy of the nginx Deployment, with this placement and any other spec fields. */
+export const nginxPolicy = (placement: Record<string, unknown>, spec: Record<string, unknown> = {}) => ({
+  apiVersion: "policy.karmada.io/v1alpha1",
+  kind: "PropagationPolicy",
+  metadata: { name: "nginx-propagation", namespace: "default" },
+  spec: { resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }], ...spec, placement },
+});
+
+/** The seed's Divided policy: nginx on member1:1 and member2:2 by static weight, member3 outside the affinity. */
+export const dividedPolicy = nginxPolicy({
+  clusterAffinity: { clusterNames: ["member1", "member2"] },
+  replicaScheduling: {
+    replicaSchedulingType: "Divided",
+    replicaDivisionPreference: "Weighted",
+    weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ["member1"] }, weight: 1 }, { targetCluster: { clusterNames: ["member2"] }, weight: 2 }] },
   },
 });
 

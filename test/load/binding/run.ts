@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import type { Sql } from "postgres";
-import { applyDefaults, workName, type KubeObject } from "@flotilla/api";
+import { applyDefaults, workName, type KubeObject, rfc3339 } from "@flotilla/api";
 import { buildApp, type App } from "@flotilla/binding";
 import { silentLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
@@ -304,7 +304,7 @@ function binding(t: KubeObject, clusters: string[], i: number): KubeObject {
 async function writeBinding(store: ObjectStore, t: KubeObject, clusters: string[], i: number): Promise<void> {
   const tt = await store.create(t);
   const b = await store.create(binding(tt, clusters, i));
-  await store.updateStatus({ ...b, status: { schedulerObservedGeneration: 1, lastScheduledTime: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") } });
+  await store.updateStatus({ ...b, status: { schedulerObservedGeneration: 1, lastScheduledTime: rfc3339(new Date()) } });
 }
 
 async function works(): Promise<void> {

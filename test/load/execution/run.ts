@@ -9,7 +9,7 @@
 // Needs `npx tsc -b packages/member-sim` (the simulator CLI runs from dist).
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { ExecutionControllerFinalizer, type Cluster, type KubeObject, type Work } from "@flotilla/api";
+import { ExecutionControllerFinalizer, type Cluster, type KubeObject, type Work, rfc3339 } from "@flotilla/api";
 import { buildExecution, type Execution } from "@flotilla/execution";
 import { createLogger, silentLogger } from "@flotilla/log";
 import { EstimatorClient } from "@flotilla/proto";
@@ -143,7 +143,7 @@ async function main() {
       const c = sim.clusters[i]!;
       await driver.create({ apiVersion: "v1", kind: "Secret", metadata: { name: c.name, namespace: "karmada-cluster" }, data: { token: Buffer.from(c.token).toString("base64") } });
       const cl = await driver.create<Cluster>({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: c.name }, spec: { apiEndpoint: c.server, secretRef: { namespace: "karmada-cluster", name: c.name }, syncMode: "Push" } });
-      await driver.updateStatus({ ...cl, status: { conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }] } });
+      await driver.updateStatus({ ...cl, status: { conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", lastTransitionTime: rfc3339(new Date()) }] } });
     });
     console.log(`joined ${sim.clusters.length} members in ${fmt(performance.now() - t0)}`);
 

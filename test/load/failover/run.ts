@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { Cluster, Placement, ResourceBinding } from "@flotilla/api";
+import { rfc3339, type Cluster, type Placement, type ResourceBinding } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
 import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
 import { freePort } from "../lib/proc.js";
@@ -33,7 +33,6 @@ const N = Number(values.bindings);
 const withScheduler = !values["no-scheduler"] && existsSync(path.join(root, "services/scheduler/dist/main.js"));
 const withEviction = !values["no-eviction"];
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const k8sTime = (d = new Date()) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /** CPU time (user + system, ms) a process has used so far, from /proc. */
 function cpuMs(pid: number | undefined): number {
@@ -80,8 +79,8 @@ function cluster(name: string): Cluster {
     status: {
       kubernetesVersion: "v1.30.0",
       conditions: [
-        { type: "Ready", status: "True", reason: "ClusterReady", message: "cluster is healthy and ready to accept workloads", lastTransitionTime: k8sTime() },
-        { type: "CompleteAPIEnablements", status: "True", reason: "Complete", message: "", lastTransitionTime: k8sTime() },
+        { type: "Ready", status: "True", reason: "ClusterReady", message: "cluster is healthy and ready to accept workloads", lastTransitionTime: rfc3339(new Date()) },
+        { type: "CompleteAPIEnablements", status: "True", reason: "Complete", message: "", lastTransitionTime: rfc3339(new Date()) },
       ],
       apiEnablements: [{ groupVersion: "apps/v1", resources: [{ name: "deployments", kind: "Deployment" }] }],
       resourceSummary: { allocatable: { pods: "1000000", cpu: "100000", memory: "1000Ti" }, allocated: {}, allocating: {} },
@@ -139,7 +138,7 @@ async function main() {
     const items = Array.from({ length: N }, (_, i) => i);
     await pool(items, Number(values["create-concurrency"]), async (i) => {
       const b = await store.create(binding(i));
-      await store.updateStatus({ ...b, status: { schedulerObservedGeneration: b.metadata.generation, lastScheduledTime: k8sTime(), conditions: [{ type: "Scheduled", status: "True", reason: "Success", message: "Binding has been scheduled successfully.", lastTransitionTime: k8sTime() }] } });
+      await store.updateStatus({ ...b, status: { schedulerObservedGeneration: b.metadata.generation, lastScheduledTime: rfc3339(new Date()), conditions: [{ type: "Scheduled", status: "True", reason: "Success", message: "Binding has been scheduled successfully.", lastTransitionTime: rfc3339(new Date()) }] } });
     });
     console.log(`setup: ${N} scheduled bindings written in ${Math.round(performance.now() - t)} ms`);
 
@@ -174,7 +173,7 @@ async function main() {
     const t0 = performance.now();
     const wall0 = Date.now();
     await store.mutate<Cluster>({ gk: "cluster.karmada.io/Cluster", name: "member1" }, (c) => {
-      c.status!.conditions = c.status!.conditions!.map((x) => (x.type === "Ready" ? { ...x, status: "Unknown", reason: "ClusterStatusUnknown", message: "failover load test", lastTransitionTime: k8sTime() } : x));
+      c.status!.conditions = c.status!.conditions!.map((x) => (x.type === "Ready" ? { ...x, status: "Unknown", reason: "ClusterStatusUnknown", message: "failover load test", lastTransitionTime: rfc3339(new Date()) } : x));
       return c;
     }, { status: true });
 

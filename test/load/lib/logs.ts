@@ -28,7 +28,15 @@ export class ProcessLogs {
     if (dir) mkdirSync(dir, { recursive: true });
   }
 
+  private readonly taps: ((name: string, line: string) => void)[] = [];
+
+  /** Also hands every line to `fn` (with its process's name), as it arrives. */
+  tap(fn: (name: string, line: string) => void): void {
+    this.taps.push(fn);
+  }
+
   line(name: string, l: string): void {
+    for (const fn of this.taps) fn(name, l);
     this.text = (this.text + `${name}| ${l}\n`).slice(-this.keep);
     this.count(name, l);
     if (!this.dir) return;

@@ -154,14 +154,40 @@ export interface Services {
   token: string;
   /** HTTP port (/healthz, /readyz, /metrics) of each service. */
   ports: ReadonlyMap<ServiceName, number>;
+  /** host:port of execution's replica estimator (gRPC), which the scheduler asks. */
+  estimatorAddress: string;
   procs: ReadonlyMap<ServiceName, Managed>;
   /**
    * Starts a service again (after it exited or was killed) with the same settings and port; the
    * new process replaces the old one in `procs`. Does not wait for it to be ready.
    */
   relaunch(name: ServiceName): Managed;
+  /** The settings `name` was started with (PORT included), for starting more replicas of it. */
+  envOf(name: ServiceName): Record<string, string>;
   /** SIGTERM to every service, waiting for each to exit. */
   stop(): Promise<Map<ServiceName, Exit>>;
+  /**
+   * Every replica of `name`, the first (the one in `procs` and `ports`) first; with
+   * `replicas: 1` (the default) just that one.
+   */
+  replicasOf(name: ServiceName): readonly Replica[];
+  /** The gateway replicas' base URLs (`gatewayUrl` first). */
+  gatewayUrls: readonly string[];
+}
+
+/** One replica process of a service (ServicesOptions.replicas). */
+export interface Replica {
+  service: ServiceName;
+  /** 0 for the first replica (`procs`, `ports`, `relaunch`), 1, 2, … for the others. */
+  index: number;
+  /** Its name in the logs: the service's name for the first replica, `<service>-<index>` for the others. */
+  label: string;
+  /** Its HTTP port (/healthz, /readyz, /metrics). */
+  port: number;
+  /** Its process (the first replica's is replaced by `relaunch`). */
+  readonly proc: Managed;
+  /** The settings it was started with. */
+  env: Record<string, string>;
 }
 
 export interface ServicesOptions {
@@ -171,6 +197,16 @@ export interface ServicesOptions {
   /** Profiles go to `<cpuProfDir>/<service>`. */
   cpuProfDir?: string;
   readyTimeoutMs?: number;
+  /**
+   * Processes per service (default 1), each on ports of its own: execution's are named
+   * `execution-<index>` (REPLICA_NAME) and serve their own estimator, the scheduler replica of
+   * index i asks execution replica i's estimator (i modulo their number) and gateway replica i
+   * the scheduler replica i's gRPC API. They share the database and stream, as replicas of a
+   * Deployment do.
+   */
+  replicas?: number | Partial<Record<ServiceName, number>>;
+  /** Settings of one service only (after `env`), e.g. a log level. */
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
 }
 
 /**
@@ -181,23 +217,56 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   const ports = new Map<ServiceName, number>();
   for (const s of SERVICE_NAMES) ports.set(s, await freePort());
   const estimatorPort = await freePort();
+  const schedulerGrpcPort = await freePort();
   const tokens = adminTokenFile();
   // member credentials sealed at rest, as npm start runs them; one key file per environment (its
   // stream), so that a stack started again on the same database still opens them
   const keys = { ENCRYPTION_KEYS_FILE: path.join(os.tmpdir(), `flotilla-keys-${o.env.EVENTS_STREAM ?? "default"}`, "encryption-keys"), ENCRYPTION_KEYS_FILE_CREATE: "true" };
+  const count = (s: ServiceName) => Math.max(1, typeof o.replicas === "number" ? o.replicas : (o.replicas?.[s] ?? 1));
   const own: Record<ServiceName, Record<string, string>> = {
     // plaintext on 127.0.0.1 (HOST of isolatedEnv), which the gateway allows on a loopback address only
-    gateway: { GRPC_PORT: "0", TOKEN_AUTH_FILE: tokens.file, ...keys },
+    // the cluster proxy reaches the simulator's plain-http members as execution does
+    // and answers simulations through the scheduler's gRPC API
+    // and issues service account tokens (TokenRequest), as npm start does
+    gateway: { GRPC_PORT: "0", SCHEDULER_GRPC_URL: `127.0.0.1:${schedulerGrpcPort}`, TOKEN_AUTH_FILE: tokens.file, MEMBER_ALLOW_HTTP: "loopback", SERVICE_ACCOUNT_KEY_FILE: path.join(path.dirname(keys.ENCRYPTION_KEYS_FILE), "service-account.key"), SERVICE_ACCOUNT_KEY_CREATE: "true", ...keys },
     // the simulator serves plain http on 127.0.0.1
-    execution: { ESTIMATOR_PORT: String(estimatorPort), MEMBER_ALLOW_HTTP: "loopback", ...keys },
+    // (several replicas: the first is execution-0, as the others are execution-<index>)
+    execution: { ESTIMATOR_PORT: String(estimatorPort), MEMBER_ALLOW_HTTP: "loopback", ...keys, ...(count("execution") > 1 ? { REPLICA_NAME: "execution-0" } : {}) },
     binding: {},
-    scheduler: { SCHEDULER_GRPC_PORT: "0", ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` },
+    scheduler: { SCHEDULER_GRPC_PORT: String(schedulerGrpcPort), ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` },
     "taint-manager": {},
     eviction: {},
   };
   const procs = new Map<ServiceName, Managed>();
-  const start = (s: ServiceName) => launchService(s, { env: { ...o.env, PORT: String(ports.get(s)), ...own[s] }, logs: o.logs, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, s) } : {}) });
+  const envOf = (s: ServiceName) => ({ ...o.env, PORT: String(ports.get(s)), ...own[s], ...o.serviceEnv?.[s] });
+  const launchAs = (s: ServiceName, label: string, env: Record<string, string>) =>
+    launch(label, path.join(root, "services", s, "dist", "main.js"), [], o.logs, { env, ...(o.cpuProfDir ? { cpuProfDir: path.join(o.cpuProfDir, label) } : {}) });
+  const start = (s: ServiceName) => launchAs(s, s, envOf(s));
   for (const s of SERVICE_NAMES) procs.set(s, start(s));
+
+  // the other replicas: ports of their own, wired to the replica of the same index
+  const more: Replica[] = [];
+  const estimatorPorts = [estimatorPort];
+  const schedulerGrpcPorts = [schedulerGrpcPort];
+  for (let i = 1; i < Math.max(count("execution"), count("scheduler")); i++) {
+    estimatorPorts.push(await freePort());
+    schedulerGrpcPorts.push(await freePort());
+  }
+  const estimatorOf = (i: number) => `127.0.0.1:${estimatorPorts[i % count("execution")]}`;
+  const schedulerOf = (i: number) => `127.0.0.1:${schedulerGrpcPorts[i % count("scheduler")]}`;
+  const replicaEnv: Partial<Record<ServiceName, (i: number) => Record<string, string>>> = {
+    execution: (i) => ({ ESTIMATOR_PORT: String(estimatorPorts[i]), REPLICA_NAME: `execution-${i}` }),
+    scheduler: (i) => ({ SCHEDULER_GRPC_PORT: String(schedulerGrpcPorts[i]), ESTIMATOR_GRPC_URL: estimatorOf(i) }),
+    gateway: (i) => ({ SCHEDULER_GRPC_URL: schedulerOf(i) }),
+  };
+  for (const s of SERVICE_NAMES) {
+    for (let i = 1; i < count(s); i++) {
+      const port = await freePort();
+      const env = { ...envOf(s), PORT: String(port), ...replicaEnv[s]?.(i), ...o.serviceEnv?.[s] };
+      const label = `${s}-${i}`;
+      more.push({ service: s, index: i, label, port, proc: launchAs(s, label, env), env });
+    }
+  }
   const relaunch = (s: ServiceName) => {
     const old = procs.get(s);
     if (old && !old.exit) throw new Error(`${s} is still running`);
@@ -205,18 +274,33 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     procs.set(s, p);
     return p;
   };
+  const replicasOf = (s: ServiceName): Replica[] => [
+    {
+      service: s,
+      index: 0,
+      label: s,
+      port: ports.get(s)!,
+      get proc() {
+        return procs.get(s)!;
+      },
+      env: envOf(s),
+    },
+    ...more.filter((r) => r.service === s),
+  ];
   const stop = async () => {
     const exits = new Map(await Promise.all([...procs].map(async ([n, p]) => [n, await p.stop()] as const)));
+    await Promise.all(more.map((r) => r.proc.stop()));
     tokens.remove();
     return exits;
   };
   try {
-    await waitReady(procs.values(), ports.values(), o.readyTimeoutMs);
+    await waitReady([...procs.values(), ...more.map((r) => r.proc)], [...ports.values(), ...more.map((r) => r.port)], o.readyTimeoutMs);
   } catch (e) {
     await stop();
     throw e;
   }
-  return { gatewayUrl: `http://127.0.0.1:${ports.get("gateway")}`, token: tokens.token, ports, procs, relaunch, stop };
+  const gatewayUrls = replicasOf("gateway").map((r) => `http://127.0.0.1:${r.port}`);
+  return { gatewayUrl: gatewayUrls[0]!, gatewayUrls, token: tokens.token, ports, estimatorAddress: `127.0.0.1:${estimatorPort}`, procs, relaunch, envOf, stop, replicasOf };
 }
 
 /** One service from its build (`services/<name>/dist/main.js`); `env` holds all its settings (PORT included). */

@@ -23,7 +23,7 @@
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { KARMADA, groupKind, type AnyResourceBinding } from "@flotilla/api";
+import { GK, type AnyResourceBinding } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
 import { freshDatabase } from "@flotilla/testkit";
 import { backendCpu, backendCpuDelta } from "../lib/counters.js";
@@ -54,7 +54,6 @@ const RATE = Number(values.rate);
 const WRITERS = Number(values.writers);
 const BACKLOG = values.backlog!;
 const REPLICAS = Number(values.replicas);
-const RB_GK = groupKind(KARMADA.resourceBinding);
 
 const db = await freshDatabase({ max: 16 });
 const store = new ObjectStore(db.sql);
@@ -93,7 +92,7 @@ const created = new Map<string, number>();
 const scheduledAt = new Map<string, number>();
 const failed = new Map<string, string>();
 const ac = new AbortController();
-const watch = await store.watch<AnyResourceBinding>(RB_GK, { namespace: NAMESPACE, signal: ac.signal });
+const watch = await store.watch<AnyResourceBinding>(GK.resourceBinding, { namespace: NAMESPACE, signal: ac.signal });
 const watching = (async () => {
   for await (const e of watch) {
     const b = e.object;
@@ -163,7 +162,7 @@ const byLabel = (name: string, label: string) => {
 };
 
 // spot checks: every binding's replicas add up as its strategy says
-const { items } = await store.list<AnyResourceBinding>(RB_GK, { namespace: NAMESPACE });
+const { items } = await store.list<AnyResourceBinding>(GK.resourceBinding, { namespace: NAMESPACE });
 let wrong = 0;
 for (const b of items) {
   const total = (b.spec?.clusters ?? []).reduce((s, t) => s + (t.replicas ?? 0), 0);
