@@ -1,5 +1,5 @@
 // Lint: typescript-eslint's recommended rules, promises that must not float, and the purity
-// boundary — decisions (packages/api, packages/scheduling, services/*/src/logic) import no I/O.
+// boundary — decisions (packages/api, packages/scheduling, services/*/src/logic, packages/cli/src/logic) import no I/O.
 import tseslint from "typescript-eslint";
 
 const IO_PACKAGES = ["@flotilla/store", "@flotilla/kube", "@flotilla/events", "@flotilla/runtime", "postgres", "@nats-io/*", "@grpc/grpc-js", "fastify", "node:fs", "node:fs/promises", "node:net", "node:http", "node:https", "node:child_process", "fs", "net", "http", "https", "child_process"];
@@ -22,7 +22,7 @@ export default tseslint.config(
   },
   {
     // pure decisions: no I/O, no clock or randomness beyond what is passed in
-    files: ["packages/api/src/**/*.ts", "packages/scheduling/src/**/*.ts", "services/*/src/logic/**/*.ts"],
+    files: ["packages/api/src/**/*.ts", "packages/scheduling/src/**/*.ts", "services/*/src/logic/**/*.ts", "packages/cli/src/logic/**/*.ts", "packages/member-apply/src/logic/**/*.ts", "packages/tunnel/src/logic/**/*.ts"],
     ignores: ["**/*.test.ts"],
     rules: {
       // type-only imports are erased: they bring no I/O

@@ -12,6 +12,9 @@
 // Clusters (e.g. a token of group system:masters). For an https gateway with a self-signed
 // certificate, give the certificate in NODE_EXTRA_CA_CERTS.
 //
+// PULL_MEMBERS (or `pull`, comma-separated names) are skipped: those members run in Pull mode, and
+// their flotilla-agent registers them (scripts/register-agent.mjs prepares its identity).
+//
 // MEMBER_HOST (or `memberHost`) replaces the host of every member URL, for a simulator that
 // listens on 0.0.0.0 in another container (docker compose: MEMBER_HOST=member-sim).
 // No imports beyond Node itself, so it also runs in a stock node image.
@@ -60,12 +63,17 @@ async function upsert(collection, name, body, merge, token) {
  * Reads the simulator's members from `${adminUrl}/admin/clusters` and joins each one through
  * the gateway, authenticated with `token` (default FLOTILLA_TOKEN). Returns the names joined.
  */
-export async function joinMembers({ gatewayUrl, adminUrl, token = process.env.FLOTILLA_TOKEN, memberHost = process.env.MEMBER_HOST, log = console.log }) {
+export async function joinMembers({ gatewayUrl, adminUrl, token = process.env.FLOTILLA_TOKEN, memberHost = process.env.MEMBER_HOST, pull = process.env.PULL_MEMBERS ?? "", log = console.log }) {
+  const pullMembers = new Set(pull.split(",").map((s) => s.trim()).filter(Boolean));
   const gw = gatewayUrl.replace(/\/+$/, "");
   const admin = await call("GET", `${adminUrl.replace(/\/+$/, "")}/admin/clusters`);
   if (admin.status !== 200) throw fail("listing the simulator's clusters", admin);
   const joined = [];
   for (const m of admin.json.clusters ?? []) {
+    if (pullMembers.has(m.name)) {
+      log(`skipped ${m.name} (Pull mode: its agent registers it)`);
+      continue;
+    }
     let server = m.server;
     if (memberHost) {
       const u = new URL(server);

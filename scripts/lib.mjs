@@ -1,7 +1,8 @@
 // Shared by `npm start` and `npm test`: install and build when needed, check Postgres and NATS.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, statSync, readdirSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,6 +24,27 @@ export function ensureInstalled() {
     console.log("> installing dependencies (npm ci)");
     run("npm", ["ci", "--no-audit", "--no-fund"]);
   }
+}
+
+/**
+ * After `ensureInstalled()`: when this script runs on another Node than the one the project pins
+ * (`node_modules/.bin/node`, the npm package node@24; a fresh clone's first `npm start` finds the
+ * machine's node, since node_modules did not exist yet), runs this same script again on the pinned
+ * one and exits with its code. Ctrl-C reaches the child through the process group; SIGTERM and
+ * SIGHUP are passed on.
+ */
+export function onPinnedNode() {
+  const pinned = path.join(root, "node_modules", ".bin", "node");
+  if (!existsSync(pinned) || process.env.FLOTILLA_PINNED_NODE === "1") return;
+  const want = spawnSync(pinned, ["-p", "process.version"], { encoding: "utf8" }).stdout?.trim();
+  if (!want || want === process.version) return;
+  console.log(`> running on Node ${want} (node_modules/.bin/node) instead of ${process.version}`);
+  const child = spawn(pinned, [...process.execArgv, ...process.argv.slice(1)], { cwd: process.cwd(), stdio: "inherit", env: { ...process.env, FLOTILLA_PINNED_NODE: "1" } });
+  // Ctrl-C reaches the child with the whole process group: this process only waits for it
+  process.on("SIGINT", () => {});
+  for (const sig of ["SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
+  child.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1)));
+  return new Promise(() => {});
 }
 
 /** Generates code and compiles every package (turbo skips what is up to date). */

@@ -3,6 +3,10 @@
 // members through the gateway. A process that exits is started again (with a growing delay);
 // the rest of the stack keeps running. Ctrl-C stops everything.
 //
+// As in seed 001, member3 runs in Pull mode (PULL_MEMBERS, default "member3"; empty: every member
+// Push): it is not joined; a flotilla-agent beside it registers it, with a ServiceAccount token
+// written under .flotilla/ (scripts/register-agent.mjs, renewed every hour).
+//
 // The gateway serves HTTPS with a self-signed certificate and takes bearer tokens from a token
 // file; both are created under .flotilla/ on the first start (an admin token, group
 // system:masters), and a kubeconfig using them is written next to them.
@@ -10,10 +14,11 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import path from "node:path";
-import { DATABASE_URL, NATS_URL, build, ensureBackends, ensureInstalled, root } from "./lib.mjs";
+import { DATABASE_URL, NATS_URL, build, ensureBackends, ensureInstalled, onPinnedNode, root } from "./lib.mjs";
 import { supervise } from "./supervise.mjs";
 
 ensureInstalled();
+await onPinnedNode();
 build();
 await ensureBackends();
 
@@ -39,7 +44,7 @@ const kubeconfig = path.join(stateDir, "kubeconfig");
 const SERVICES = [
   {
     name: "gateway",
-    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true", AUDIT_LOG_PATH: env.AUDIT_LOG_PATH ?? path.join(stateDir, "audit.log") },
+    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true", AUDIT_LOG_PATH: env.AUDIT_LOG_PATH ?? path.join(stateDir, "audit.log"), SERVICE_ACCOUNT_KEY_FILE: env.SERVICE_ACCOUNT_KEY_FILE ?? path.join(stateDir, "sa.key"), SERVICE_ACCOUNT_KEY_CREATE: "true", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" },
   },
   // the simulator's members answer plain http on 127.0.0.1
   { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" } },
@@ -76,6 +81,7 @@ async function stop(code = 0) {
 process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
 
+const pullMembers = (env.PULL_MEMBERS ?? "member3").split(",").map((m) => m.trim()).filter(Boolean);
 const simCli = path.join(root, "packages/member-sim/dist/cli.js");
 const simConfig = env.MEMBER_SIM_CONFIG ?? path.join(root, "packages/member-sim/clusters.example.yaml");
 const withSim = existsSync(simCli) && env.MEMBER_SIM !== "false";
@@ -130,11 +136,49 @@ if (withSim && existsSync(path.join(root, "scripts/join-members.mjs"))) {
   // a child process, so that NODE_EXTRA_CA_CERTS makes its fetch trust the gateway's certificate
   const join = spawn(process.execPath, [path.join(root, "scripts/join-members.mjs"), gatewayUrl, env.MEMBER_SIM_ADMIN_URL ?? "http://127.0.0.1:7070"], {
     cwd: root,
-    env: { ...env, NODE_EXTRA_CA_CERTS: certFile, FLOTILLA_TOKEN: adminToken },
+    env: { ...env, NODE_EXTRA_CA_CERTS: certFile, FLOTILLA_TOKEN: adminToken, PULL_MEMBERS: pullMembers.join(",") },
     stdio: "inherit",
   });
   const code = await new Promise((r) => join.on("exit", r));
   if (code !== 0) console.error(`joining members failed (exit ${code})`);
+}
+
+// Pull-mode members: the agent's identity and token, then the agent itself
+const agentMain = path.join(root, "services/agent/dist/main.js");
+if (withSim && existsSync(agentMain)) {
+  const simAdmin = env.MEMBER_SIM_ADMIN_URL ?? "http://127.0.0.1:7070";
+  const registerAgent = (member, tokenFile) =>
+    new Promise((resolve) => {
+      const p = spawn(process.execPath, [path.join(root, "scripts/register-agent.mjs"), gatewayUrl, member, tokenFile], { cwd: root, env: { ...env, NODE_EXTRA_CA_CERTS: certFile, FLOTILLA_TOKEN: adminToken }, stdio: "inherit" });
+      p.on("exit", (c) => resolve(c === 0));
+    });
+  let agentPort = 8090;
+  for (const member of pullMembers) {
+    const info = await fetch(`${simAdmin}/admin/clusters/${member}`).then((r) => (r.ok ? r.json() : undefined), () => undefined);
+    if (!info) {
+      console.error(`${member}: not found in the simulator; no agent started`);
+      continue;
+    }
+    const tokenFile = path.join(stateDir, `agent-${member}.token`);
+    const memberTokenFile = path.join(stateDir, `${member}.member-token`);
+    writeFileSync(memberTokenFile, info.token, { mode: 0o600 });
+    if (!(await registerAgent(member, tokenFile))) {
+      console.error(`${member}: preparing the agent's identity failed; no agent started`);
+      continue;
+    }
+    // the token lives 24 h at most: a fresh one every hour (the agent reads the file on every request)
+    setInterval(() => void registerAgent(member, tokenFile), 3_600_000).unref();
+    launch(`agent-${member}`, agentMain, {
+      CLUSTER_NAME: member,
+      GATEWAY_URL: gatewayUrl,
+      GATEWAY_TOKEN_FILE: tokenFile,
+      GATEWAY_CA_FILE: certFile,
+      MEMBER_API_SERVER: info.server,
+      MEMBER_TOKEN_FILE: memberTokenFile,
+      MEMBER_KUBECONFIG: "",
+      PORT: String(agentPort++),
+    });
+  }
 }
 
 console.log(`
@@ -145,8 +189,10 @@ Flotilla is running.
 
 Try:
   export KUBECONFIG=${kubeconfig}
-  kubectl apply --validate=false -f examples/failover.yaml
+  kubectl apply -f examples/failover.yaml
   kubectl get clusters
+  npx flotilla get deploy -A -C member1,member2
+  kubectl --server ${gatewayUrl}/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy get pods -A
   TOKEN=$(cut -d, -f1 ${path.relative(root, tokenFile)} | head -1)
   curl -s --cacert ${path.relative(root, certFile)} -H "Authorization: Bearer $TOKEN" ${gatewayUrl}/apis/work.karmada.io/v1alpha2/resourcebindings
 
