@@ -75,7 +75,6 @@ before(async () => {
     backoff: { baseMs: 50, maxMs: 500 },
     retentionMs: 2000,
     pruneEveryMs: 200,
-    prune: (ms) => store.pruneOutbox(ms),
   });
   collector = consume({
     js: jetstream(nc),

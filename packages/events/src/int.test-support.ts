@@ -6,7 +6,7 @@ import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotill
 import { wakeUpsOf } from "./consumer.js";
 import { connectNats } from "./stream.js";
 import { ensureStream } from "./stream.js";
-import type { Sql } from "./outbox.js";
+import type { Sql } from "@flotilla/store";
 
 export interface Env {
   db: TestDatabase;

@@ -1,53 +1,7 @@
-import type postgres from "postgres";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import type { WakeUp } from "@flotilla/api";
-import { transaction } from "@flotilla/store";
+import type { OutboxRow } from "@flotilla/store";
 import { apiVersionFor, splitGroupKind, subjectFor } from "./subjects.js";
-
-export type Sql = postgres.Sql;
-
-/** The columns of an unpublished outbox row the relay needs (never the object body). */
-export interface OutboxRow {
-  id: string;
-  rv: string;
-  gk: string;
-  namespace: string;
-  name: string;
-  uid: string;
-  type: string;
-  api_version: string | null;
-  generation: string | null;
-  index_keys: string[] | null;
-  /** W3C traceparent of the write (absent from an outbox without the store's migrations). */
-  trace_context?: string | null;
-}
-
-/** Unpublished rows in id order. */
-export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRow[]> {
-  return sql<OutboxRow[]>`
-    SELECT id::text, rv::text, gk, namespace, name, uid::text, type, object->>'apiVersion' AS api_version,
-           object->'metadata'->>'generation' AS generation, index_keys,
-           to_jsonb(outbox) ->> 'trace_context' AS trace_context -- absent from an outbox without the store's migrations
-    FROM outbox WHERE published_at IS NULL ORDER BY outbox.id LIMIT ${limit}`;
-}
-
-/** This database's outbox epoch (see PublishOptions.epoch); "" where the store's tables do not have one. */
-export async function readEpoch(sql: Sql): Promise<string> {
-  try {
-    const [r] = await sql<{ epoch: string }[]>`SELECT epoch FROM outbox_watermark`;
-    return r?.epoch ?? "";
-  } catch (e) {
-    // undefined_table, undefined_column: an outbox without the store's migrations (tests of this package alone)
-    if (["42P01", "42703"].includes((e as { code?: string }).code ?? "")) return "";
-    throw e;
-  }
-}
-
-export async function markPublished(sql: Sql, ids: readonly string[]): Promise<number> {
-  if (ids.length === 0) return 0;
-  const res = await sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${ids as string[]}::bigint[]) AND published_at IS NULL`;
-  return res.count;
-}
 
 /** The wake-up message of one outbox row. */
 export function toWakeUp(r: OutboxRow): WakeUp {
@@ -170,33 +124,4 @@ export async function publishRows(js: JetStreamClient, rows: readonly OutboxRow[
     if (out.error !== undefined) break;
   }
   return out;
-}
-
-export interface PruneOptions {
-  /** Published rows older than this go (default 15 min). */
-  retentionMs: number;
-  /** The newest rows kept regardless of age (default 10 000). */
-  keepMin: number;
-}
-
-/**
- * Deletes published rows older than the retention, always keeping the newest `keepMin`
- * rows, and raises `outbox_watermark.pruned_rv` (when that table exists) so that a watch
- * asking to resume from a pruned resourceVersion is told it is gone.
- */
-export async function pruneOutbox(sql: Sql, o: PruneOptions): Promise<number> {
-  return (await transaction(sql, async (tx) => {
-    const [{ max, watermark }] = await tx<{ max: string | null; watermark: boolean }[]>`
-      SELECT max(rv)::text AS max, to_regclass('outbox_watermark') IS NOT NULL AS watermark
-      FROM outbox
-      WHERE published_at IS NOT NULL
-        AND published_at < now() - ${`${Math.max(0, Math.floor(o.retentionMs))} milliseconds`}::interval
-        AND id <= (SELECT id FROM outbox ORDER BY id DESC OFFSET ${Math.max(0, Math.floor(o.keepMin))} LIMIT 1)
-        -- never a row a watch may not have been shown yet (a long transaction anywhere holds them back)
-        AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
-    if (!max) return 0;
-    const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint AND published_at IS NOT NULL`;
-    if (watermark) await tx.unsafe(`UPDATE outbox_watermark SET pruned_rv = greatest(pruned_rv, $1::bigint)`, [max]);
-    return res.count;
-  })) as number;
 }

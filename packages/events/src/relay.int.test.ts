@@ -8,7 +8,8 @@ import { openDatabase, type Database } from "@flotilla/store";
 import { env, insertRows, unpublished, streamCount, FlakyProxy, type Env } from "./int.test-support.js";
 import { startRelay, type RelayOptions } from "./relay.js";
 import { consume } from "./consumer.js";
-import { fetchUnpublished, publishRows, readEpoch } from "./outbox.js";
+import { fetchUnpublished, readEpoch } from "@flotilla/store";
+import { publishRows } from "./outbox.js";
 import { connectNats } from "./stream.js";
 import { subjectFor } from "./subjects.js";
 

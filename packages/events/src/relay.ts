@@ -1,8 +1,8 @@
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { holdsLock, lockConnection, lockKey, tryLock as tryAdvisoryLock, withTimeout } from "@flotilla/store";
+import { fetchUnpublished, holdsLock, lockConnection, lockKey, markPublished, pruneOutbox, readEpoch, tryLock as tryAdvisoryLock, withTimeout, type Sql } from "@flotilla/store";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
-import { fetchUnpublished, markPublished, publishRows, pruneOutbox, readEpoch, type Sql } from "./outbox.js";
+import { publishRows } from "./outbox.js";
 import { ensureStream, type StreamOptions } from "./stream.js";
 import { DEFAULT_PREFIX, DEFAULT_STREAM, OUTBOX_CHANNEL } from "./subjects.js";
 
@@ -42,12 +42,10 @@ export interface RelayOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Published rows older than this are pruned (default 15 min); 0 disables pruning. */
   retentionMs?: number;
-  /** Newest rows kept regardless of age (default 10 000). */
+  /** Newest rows kept regardless of age (default 0). */
   keepMin?: number;
   /** How often the active relay prunes (default 30 s). */
   pruneEveryMs?: number;
-  /** Replaces the built-in pruning (e.g. the object store's own). Returns rows deleted. */
-  prune?: (retentionMs: number) => Promise<number>;
   /**
    * Other periodic clean-up that one process at a time should do (e.g. the placement history's
    * retention): run by the active relay every `pruneEveryMs`, also when outbox pruning is off.
@@ -66,7 +64,7 @@ export const RELAY_DEFAULTS = {
   dbTimeoutMs: 10_000,
   backoff: { baseMs: 100, maxMs: 5000 },
   retentionMs: 15 * 60 * 1000,
-  keepMin: 10_000,
+  keepMin: 0,
   pruneEveryMs: 30_000,
 } as const;
 
@@ -249,7 +247,7 @@ export function startRelay(opts: RelayOptions): Relay {
           if (cfg.retentionMs > 0) {
             try {
               const deleted = await withTimeout(
-                opts.prune ? opts.prune(cfg.retentionMs) : pruneOutbox(sql, { retentionMs: cfg.retentionMs, keepMin: cfg.keepMin }),
+                pruneOutbox(sql, { retentionMs: cfg.retentionMs, keepMin: cfg.keepMin }),
                 Math.max(cfg.dbTimeoutMs, 60_000),
                 "outbox prune",
               );

@@ -7,7 +7,7 @@ import { classifyFailure, coveredByFailure, failureSignature, newerVersion, next
 import { ControllerMetrics, type ControllerSnapshot, type ErrorReason } from "./metrics.js";
 import { WorkQueue } from "./queue.js";
 import type { Reconciler, Result } from "./result.js";
-import type { KeyLocks } from "./key-locks.js";
+import type { KeyLocks } from "@flotilla/store";
 import { DurableTimers } from "./timers.js";
 import { contextFrom, inSpan } from "./tracing.js";
 

@@ -5,7 +5,7 @@ export * from "./queue.js";
 export * from "./timers.js";
 export * from "./metrics.js";
 export * from "./controller.js";
-export * from "./key-locks.js";
+export { keyLocks, KEY_LOCK_CLASS, type KeyLocks } from "@flotilla/store";
 export * from "./wakeups.js";
 export * from "./service.js";
 export * from "./informer.js";

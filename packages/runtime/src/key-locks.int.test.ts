@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { pino } from "pino";
 import { freshDatabase, sleep } from "@flotilla/testkit";
 import { createController, type Controller } from "./controller.js";
-import { keyLocks, type KeyLocks } from "./key-locks.js";
+import { keyLocks, type KeyLocks } from "@flotilla/store";
 import { done, type Reconciler } from "./result.js";
 
 const log = pino({ level: process.env.LOG_LEVEL ?? "silent" });

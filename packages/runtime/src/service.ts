@@ -5,7 +5,7 @@ import { createLogger, type Logger } from "@flotilla/log";
 import { ObjectStore, Sealer, databaseProbe, isConnectionLost, isDriverFault, newKeyLine, openDatabase, type Database } from "@flotilla/store";
 import { connectNats, ensureStream, jetstream, natsAuthOptions, natsProbe, startRelay, type JetStreamClient, type NatsConnection } from "@flotilla/events";
 import { backoffDelay } from "./backoff.js";
-import { keyLocks, type KeyLocks } from "./key-locks.js";
+import { keyLocks, type KeyLocks } from "@flotilla/store";
 import { Metrics } from "./metrics.js";
 import { startTracing, traceContextOf } from "./tracing.js";
 
@@ -159,7 +159,6 @@ export async function runService<S extends Schema>(name: string, schema: S, star
       prefix: cfg.EVENTS_PREFIX,
       streamOptions: { replicas: cfg.EVENTS_REPLICAS },
       retentionMs: cfg.OUTBOX_RETENTION,
-      prune: (ms) => store.pruneOutbox(ms),
       // one process at a time (the active relay) applies the placement history's retention
       housekeeping: () => store.prunePlacementHistory({ maxAgeMs: cfg.PLACEMENT_HISTORY_RETENTION, maxPerBinding: cfg.PLACEMENT_HISTORY_MAX_ENTRIES }),
       log: log.child({ component: "relay" }),

@@ -8,3 +8,6 @@ export * from "./batcher.js";
 export * from "./leader.js";
 export * from "./seal.js";
 export * from "./placement-history.js";
+export * from "./outbox.js";
+export * from "./timers.js";
+export * from "./key-locks.js";

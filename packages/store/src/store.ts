@@ -18,6 +18,7 @@ import { Batcher } from "./batcher.js";
 import { SEALED_NAMESPACE, type Sealer } from "./seal.js";
 import type { Queryable, Sql } from "./db.js";
 import { transaction } from "./driver.js";
+import { pruneOutbox } from "./outbox.js";
 import { STANDARD_INDEXERS } from "./indexers.js";
 import { prunePlacementHistory, readPlacementHistory, type PlacementHistoryOptions, type PlacementHistoryRecord, type PlacementHistoryRetention } from "./placement-history.js";
 
@@ -680,16 +681,7 @@ export class ObjectStore {
    * a watch could not have read yet, so the watermark stays below every new list's resourceVersion.
    */
   async pruneOutbox(olderThanMs: number): Promise<number> {
-    return transaction(this.sql, async (tx) => {
-      const [{ max }] = await tx<{ max: string | null }[]>`
-        SELECT max(rv)::text AS max FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - ${olderThanMs + " milliseconds"}::interval
-          -- never a row a watch may not have been shown yet (see tail): a long transaction anywhere holds them back
-          AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
-      if (!max) return 0;
-      const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint AND published_at IS NOT NULL`;
-      await tx`UPDATE outbox_watermark SET pruned_rv = greatest(pruned_rv, ${max}::bigint)`;
-      return res.count;
-    }) as Promise<number>;
+    return pruneOutbox(this.sql, { retentionMs: olderThanMs });
   }
 
   // ---- write plumbing: writes of one moment in one statement (see migrations/004_write_batch.sql) ----

@@ -1,4 +1,5 @@
-import { lockConnection, lockKey, withTimeout, type Sql } from "@flotilla/store";
+import { lockConnection, lockKey, withTimeout } from "./leader.js";
+import type { Sql } from "./driver.js";
 
 /** Advisory lock class of the controllers' keys ("FKEY"); leader elections and the relay use LOCK_CLASS ("FLOT"). */
 export const KEY_LOCK_CLASS = 0x464b4559;
