@@ -6,6 +6,6 @@ export * from "./gen/flotilla/events/v1/events_pb.js";
 export * from "./gen/flotilla/gateway/v1/objects_pb.js";
 export * from "./gen/flotilla/estimator/v1/estimator_pb.js";
 export * from "./gen/flotilla/scheduler/v1/scheduler_pb.js";
-export { grpcServiceDefinition, type GrpcHandlers } from "./grpc.js";
+export { grpcServiceDefinition, statusServiceError, type GrpcHandlers } from "./grpc.js";
 export { EstimatorClient, type ClusterEstimate, type EstimatorClientOptions } from "./estimator-client.js";
 export { PROTO_DOCS } from "./gen/docs.js";

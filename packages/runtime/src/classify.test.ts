@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { classifyFailure, coveredByFailure, failureSignature, newerVersion, nextStreak, type FailureClass, type FailureStreak } from "./classify.js";
+import { BadRequestError, ConflictError, ForbiddenError, GoneError, InvalidError, NotFoundError, UnavailableError } from "@flotilla/api";
 import { TerminalError } from "./result.js";
 
 const named = (name: string, message = "x", extra: Record<string, unknown> = {}) => Object.assign(new Error(message), { name }, extra);
@@ -12,11 +13,16 @@ test("failures are classified as terminal, suspect (bad data or a bug) or transi
     ["a TypeError from reading bad data is suspect", new TypeError("q.trim is not a function"), "suspect"],
     ["a RangeError is suspect", new RangeError("Invalid array length"), "suspect"],
     ["a SyntaxError from JSON.parse is suspect", new SyntaxError("Unexpected token"), "suspect"],
-    ["an InvalidError is suspect", named("InvalidError", 'Deployment.apps "d" is invalid'), "suspect"],
+    ["an InvalidError is suspect", new InvalidError({ group: "apps", kind: "Deployment", name: "d" }, [{ field: "spec.replicas", reason: "FieldValueInvalid", message: "must be >= 0" }]), "suspect"],
+    ["a BadRequestError is suspect", new BadRequestError("bad query"), "suspect"],
+    ["a ForbiddenError (not retryable) is suspect", new ForbiddenError("no"), "suspect"],
+    ["an InvalidError caused by a connection error is transient", new InvalidError({ group: "apps", kind: "Deployment", name: "d" }, [], { cause: withCode(new Error("connect ECONNREFUSED"), "ECONNREFUSED") }), "transient"],
+    ["a GoneError is transient", new GoneError("too old"), "transient"],
     ["a plain Error is transient", new Error("binding is owned by another template"), "transient"],
-    ["a ConflictError is transient", named("ConflictError"), "transient"],
-    ["an UnavailableError is transient", named("UnavailableError"), "transient"],
-    ["a NotFoundError is transient", named("NotFoundError"), "transient"],
+    ["a ConflictError is transient", new ConflictError({ group: "apps", kind: "Deployment", name: "d" }), "transient"],
+    ["an UnavailableError is transient", new UnavailableError("database down"), "transient"],
+    ["a NotFoundError is transient", new NotFoundError({ group: "apps", kind: "Deployment", name: "d" }), "transient"],
+    ["an error merely named like an API error is not one", named("InvalidError"), "transient"],
     ["a reconcile timeout is transient", named("ReconcileTimeoutError"), "transient"],
     ["an AbortError is transient", named("AbortError"), "transient"],
     ["a system error (ECONNREFUSED) is transient", withCode(new Error("connect ECONNREFUSED 127.0.0.1:5432"), "ECONNREFUSED"), "transient"],

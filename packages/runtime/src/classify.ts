@@ -1,3 +1,4 @@
+import { FlotillaError } from "@flotilla/api";
 import { isTerminal } from "./result.js";
 
 /**
@@ -12,15 +13,10 @@ import { isTerminal } from "./result.js";
 export type FailureClass = "terminal" | "suspect" | "transient";
 
 /** Error names that mean "the input (or the code) is wrong", not "try again later". */
-const SUSPECT_NAMES = new Set(["TypeError", "RangeError", "SyntaxError", "ReferenceError", "URIError", "EvalError", "InvalidError", "BadRequestError"]);
+const SUSPECT_NAMES = new Set(["TypeError", "RangeError", "SyntaxError", "ReferenceError", "URIError", "EvalError"]);
 
-/** Error names that are transient whatever else they carry. */
+/** Error names that are transient whatever else they carry (besides a FlotillaError that says it is retryable). */
 const TRANSIENT_NAMES = new Set([
-  "ConflictError",
-  "AlreadyExistsError",
-  "NotFoundError",
-  "UnavailableError",
-  "GoneError",
   "ReconcileTimeoutError",
   "StoppedError",
   "AbortError",
@@ -65,6 +61,11 @@ export function classifyFailure(e: unknown): FailureClass {
   if (isTerminal(e)) return "terminal";
   const errs = chain(e);
   for (const x of errs) {
+    // Flotilla's own errors say whether a retry can help (REASONS in @flotilla/api)
+    if (x instanceof FlotillaError) {
+      if (x.retryable) return "transient";
+      continue;
+    }
     const name = nameOf(x);
     if (name && TRANSIENT_NAMES.has(name)) return "transient";
     const code = codeOf(x);
@@ -73,6 +74,7 @@ export function classifyFailure(e: unknown): FailureClass {
     if (NODE_ARGUMENT_CODE.test(code)) return "suspect";
     return "transient";
   }
+  if (e instanceof FlotillaError) return "suspect";
   const name = nameOf(e);
   return name && SUSPECT_NAMES.has(name) ? "suspect" : "transient";
 }

@@ -16,14 +16,14 @@ import {
   WatchEventSchema,
   WorkSchema,
   grpcServiceDefinition,
+  statusServiceError,
   type HistoryRequest,
   type ListRequest,
   type Object$,
   type ObjectKey,
 } from "@flotilla/proto";
-import { BadRequestError, InvalidError, KARMADA, apiVersionOf, checkDocument, resourceByKind, type FieldError, type KubeObject, type ResourceType } from "@flotilla/api";
+import { BadRequestError, FlotillaError, InvalidError, KARMADA, apiVersionOf, checkDocument, resourceByKind, type FieldError, type KubeObject, type ResourceType } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
-import { toHttpError } from "./logic/status.js";
 import { hasPlacementHistory } from "./logic/placement-history.js";
 import { checkKey, checkParameters, type ObjectApi, type Scope } from "./objects.js";
 
@@ -89,42 +89,11 @@ function scopeOf(key: ObjectKey | undefined): Scope {
   return { type: t, namespace };
 }
 
-const GRPC_CODES: Record<number, grpc.status> = {
-  400: grpc.status.INVALID_ARGUMENT,
-  401: grpc.status.UNAUTHENTICATED,
-  403: grpc.status.PERMISSION_DENIED,
-  413: grpc.status.RESOURCE_EXHAUSTED,
-  404: grpc.status.NOT_FOUND,
-  405: grpc.status.UNIMPLEMENTED,
-  409: grpc.status.ALREADY_EXISTS,
-  410: grpc.status.OUT_OF_RANGE,
-  415: grpc.status.INVALID_ARGUMENT,
-  422: grpc.status.INVALID_ARGUMENT,
-  429: grpc.status.RESOURCE_EXHAUSTED,
-  503: grpc.status.UNAVAILABLE,
-};
 
-/** Printable ASCII only (grpc-js refuses anything else in metadata): other characters as \u escapes, which JSON reads back as they were. */
-const ascii = (s: string) => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-/** Messages are cut to this many characters in gRPC errors: they travel in headers, which have a size limit. */
-const MAX_MESSAGE_CHARS = 512;
-const MAX_CAUSES = 20;
-const cut = (s: string | undefined) => (s && s.length > MAX_MESSAGE_CHARS ? `${s.slice(0, MAX_MESSAGE_CHARS)}… (truncated)` : s);
-
-/**
- * The gRPC error for an API error: the code, and the Kubernetes Status as JSON in the metadata
- * `k8s-status`. Both travel in HTTP/2 headers, so the texts are ASCII (escaped) and bounded (an
- * echoed 3 MiB name would exceed every header limit and break the connection).
- */
+/** The gRPC error for an API error: its code, and its Kubernetes Status in the `k8s-status` metadata. */
 function toGrpcError(e: unknown): grpc.ServiceError {
-  const h = toHttpError(e);
-  const code = h.body.reason === "Conflict" ? grpc.status.ABORTED : (GRPC_CODES[h.code] ?? grpc.status.INTERNAL);
-  const message = cut(h.body.message) ?? "";
-  const causes = h.body.details?.causes?.slice(0, MAX_CAUSES).map((c) => ({ ...c, field: cut(c.field), message: cut(c.message) }));
-  const body = { ...h.body, message, ...(h.body.details ? { details: { ...h.body.details, name: cut(h.body.details.name), causes } } : {}) };
-  const md = new grpc.Metadata();
-  md.set("k8s-status", ascii(JSON.stringify(body)));
-  return Object.assign(new Error(message), { code, details: ascii(message), metadata: md });
+  const err = FlotillaError.from(e);
+  return statusServiceError(err.code, err.toStatus());
 }
 
 /**

@@ -5,41 +5,39 @@ import {
   SimulateFailureResponseSchema,
   SimulateResponseSchema,
   grpcServiceDefinition,
+  statusServiceError,
   type SimulateFailureRequest,
   type SimulateFailureResponse,
   type SimulateRequest,
   type SimulateResponse,
 } from "@flotilla/proto";
+import { FlotillaError, InternalError, InvalidError, UnavailableError } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 
 export const schedulerServiceDefinition = grpcServiceDefinition(SchedulerService);
 
-type Named = Error & { ref?: { group: string; kind: string; name?: string }; causes?: Array<{ field: string; reason: string; message: string }> };
+/** A failure to reach Postgres (the cluster snapshot): the caller may try again. */
+const connectionLost = (e: unknown): boolean => {
+  const code = String((e as { code?: unknown } | null)?.code ?? "");
+  return code === "ECONNREFUSED" || /connect|terminat|timeout/i.test(code);
+};
 
 /**
- * The gRPC error for a failure: INVALID_ARGUMENT for a bad simulation (the Kubernetes Status the
- * gateway answers with travels in the `k8s-status` metadata, naming every bad field),
- * UNAVAILABLE when the cluster snapshot cannot be read, INTERNAL otherwise (no internals exposed).
+ * The gRPC error for a failure (see `FlotillaError`): INVALID_ARGUMENT for a bad simulation (the
+ * Kubernetes Status the gateway answers with travels in the `k8s-status` metadata, naming every
+ * bad field), UNAVAILABLE when the cluster snapshot cannot be read, INTERNAL otherwise (no
+ * internals exposed).
  */
 export function toGrpcError(err: unknown): grpc.ServiceError {
-  const e = err as Named;
-  const md = new grpc.Metadata();
-  const fail = (code: grpc.status, httpCode: number, reason: string, message: string, details?: Record<string, unknown>) => {
-    md.set("k8s-status", JSON.stringify({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message, reason, ...(details ? { details } : {}), code: httpCode }));
-    return Object.assign(new Error(message), { code, details: message, metadata: md });
-  };
-  const causes = e?.causes?.map((c) => ({ reason: c.reason, message: c.message, field: c.field }));
-  switch (e?.name) {
-    case "InvalidError":
-      return fail(grpc.status.INVALID_ARGUMENT, 422, "Invalid", e.message, { name: e.ref?.name, group: e.ref?.group, kind: e.ref?.kind === "FailureSimulation" ? "failuresimulations" : "simulations", causes });
-    case "BadRequestError":
-      return fail(grpc.status.INVALID_ARGUMENT, 400, "BadRequest", e.message, causes?.length ? { causes } : undefined);
-    default:
-      if (e?.name === "UnavailableError" || (e as { code?: string })?.code === "ECONNREFUSED" || /connect|terminat|timeout/i.test(String((e as { code?: string })?.code ?? ""))) {
-        return fail(grpc.status.UNAVAILABLE, 503, "ServiceUnavailable", "the scheduler cannot read the clusters right now; try again");
-      }
-      return fail(grpc.status.INTERNAL, 500, "InternalError", "Internal error occurred: the simulation could not be completed");
-  }
+  const e = connectionLost(err)
+    ? new UnavailableError("the scheduler cannot read the clusters right now; try again", { cause: err })
+    : err instanceof FlotillaError
+      ? err
+      : new InternalError("Internal error occurred: the simulation could not be completed", { cause: err });
+  const status = e.toStatus();
+  // an invalid simulation names its resource, as the gateway's routes for it do
+  if (e instanceof InvalidError) status.details = { ...status.details, kind: e.ref.kind === "FailureSimulation" ? "failuresimulations" : "simulations" };
+  return statusServiceError(e.code, status);
 }
 
 type Simulator = (body: unknown) => Promise<Record<string, unknown>>;

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import { AlreadyExistsError, CORE, KARMADA, groupKind, type KubeObject } from "@flotilla/api";
+import { AlreadyExistsError, CORE, ForbiddenError, groupKind, KARMADA, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
@@ -19,7 +19,6 @@ import {
   type RbacSnapshot,
   type UserInfo,
 } from "../logic/rbac.js";
-import { ForbiddenError } from "../logic/status.js";
 import { bearerToken, parseTokenFile, tokenDigest } from "../logic/tokens.js";
 import type { Scope, WriteCheck } from "../objects.js";
 import type { ServiceAccountTokens } from "./serviceaccounts.js";

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type * as grpc from "@grpc/grpc-js";
-import { BadRequestError, CORE, type FieldError } from "@flotilla/api";
+import { BadRequestError, CORE, type FieldError, TooManyRequestsError, UnauthorizedError } from "@flotilla/api";
 import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
 import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, rulesFor, userInfoJson, type Attributes, type UserInfo } from "../logic/rbac.js";
-import { TooManyRequestsError, UnauthorizedError, toHttpError } from "../logic/status.js";
+import { toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
 import type { CallGuard } from "../grpc.js";
 import type { ObjectApi } from "../objects.js";

@@ -2,13 +2,13 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { WebSocketServer } from "ws";
-import { GK, BadRequestError, KARMADA, NotFoundError, UnavailableError, memberEndpoint, type Cluster, type EndpointPolicy, type KubeObject } from "@flotilla/api";
+import { BadRequestError, type Cluster, type EndpointPolicy, ForbiddenError, GK, KARMADA, type KubeObject, memberEndpoint, NotFoundError, UnavailableError } from "@flotilla/api";
 import { MemberClientCache } from "@flotilla/kube";
 import type { ObjectStore } from "@flotilla/store";
 import { MAX_FRAME_BYTES, TunnelHub, identityMayTunnel, tunnelCluster } from "@flotilla/tunnel";
 import { SUPERUSER_GROUP, type Attributes, type UserInfo } from "../logic/rbac.js";
 import { CLUSTER_PROXY_PREFIX, noTunnelMessage, proxyTarget, requestHeaders, responseHeaders, unreachableReason } from "../logic/proxy.js";
-import { ForbiddenError, toHttpError } from "../logic/status.js";
+import { toHttpError } from "../logic/status.js";
 import type { Gatekeeper } from "./auth.js";
 import { openStreams } from "./open-streams.js";
 

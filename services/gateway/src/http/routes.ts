@@ -1,13 +1,13 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { BadRequestError, NotFoundError, RESOURCE_TYPES, decodeDocument, type FieldError, resourceByPlural, type DocumentFormat, type KubeObject, type ResourceRef, type ResourceType } from "@flotilla/api";
+import { BadRequestError, decodeDocument, type DocumentFormat, type FieldError, type KubeObject, MethodNotAllowedError, NotFoundError, RESOURCE_TYPES, resourceByPlural, type ResourceRef, type ResourceType, UnsupportedMediaTypeError } from "@flotilla/api";
 import type { ListStream } from "@flotilla/store";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, groups } from "../logic/discovery.js";
 import { PATCH_MEDIA_TYPES } from "../logic/patch.js";
 import { openStreams, type OpenStreams } from "./open-streams.js";
 import { PROTOBUF_MEDIA_TYPE, decodeProtobufObject } from "../logic/protobuf.js";
 import { toTable, wantsTable } from "@flotilla/api";
-import { MethodNotAllowedError, UnsupportedMediaTypeError, successStatus, toHttpError } from "../logic/status.js";
+import { successStatus, toHttpError } from "../logic/status.js";
 import { fieldValidation, warningHeader } from "../logic/field-validation.js";
 import { hasPlacementHistory } from "../logic/placement-history.js";
 import { checkKey, checkParameters, type ListQuery, type ObjectApi, type Scope } from "../objects.js";
