@@ -2,7 +2,7 @@
 // boundary — decisions (packages/api, packages/scheduling, services/*/src/logic, packages/cli/src/logic) import no I/O.
 import tseslint from "typescript-eslint";
 
-const IO_PACKAGES = ["@flotilla/store", "@flotilla/kube", "@flotilla/events", "@flotilla/runtime", "postgres", "@nats-io/*", "@grpc/grpc-js", "fastify", "node:fs", "node:fs/promises", "node:net", "node:http", "node:https", "node:child_process", "fs", "net", "http", "https", "child_process"];
+const IO_PACKAGES = ["@flotilla/store", "@flotilla/kube", "@flotilla/events", "@flotilla/runtime", "postgres", "@nats-io/*", "@grpc/grpc-js", "@flotilla/proto/grpc", "fastify", "node:fs", "node:fs/promises", "node:net", "node:http", "node:https", "node:child_process", "fs", "net", "http", "https", "child_process"];
 
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "**/src/gen/**", "coverage/**", ".turbo/**", "**/*.mjs", "**/*.js", "packages/*/bench/**"] },

@@ -15,7 +15,15 @@ import http from "node:http";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { create, toBinary, type DescMessage } from "@bufbuild/protobuf";
-import { CreateRequestSchema, DeleteRequestSchema, GetRequestSchema, ListRequestSchema, ObjectService, UpdateRequestSchema, grpcServiceDefinition } from "@flotilla/proto";
+import {
+  CreateRequestSchema,
+  DeleteRequestSchema,
+  GetRequestSchema,
+  ListRequestSchema,
+  ObjectService,
+  UpdateRequestSchema,
+} from "@flotilla/proto";
+import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import { MAX_REQUEST_BYTES } from "@flotilla/api";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../load/lib/logs.js";

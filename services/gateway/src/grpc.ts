@@ -15,13 +15,12 @@ import {
   ResourceBindingSchema,
   WatchEventSchema,
   WorkSchema,
-  grpcServiceDefinition,
-  statusServiceError,
   type HistoryRequest,
   type ListRequest,
   type Object$,
   type ObjectKey,
 } from "@flotilla/proto";
+import { grpcServiceDefinition, statusServiceError } from "@flotilla/proto/grpc";
 import { BadRequestError, FlotillaError, InvalidError, KARMADA, apiVersionOf, checkDocument, resourceByKind, type FieldError, type KubeObject, type ResourceType } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { hasPlacementHistory } from "./logic/placement-history.js";

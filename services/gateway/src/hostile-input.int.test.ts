@@ -2,7 +2,14 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
-import { CreateRequestSchema, GetRequestSchema, ListRequestSchema, ObjectService, UpdateRequestSchema, grpcServiceDefinition } from "@flotilla/proto";
+import {
+  CreateRequestSchema,
+  GetRequestSchema,
+  ListRequestSchema,
+  ObjectService,
+  UpdateRequestSchema,
+} from "@flotilla/proto";
+import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import { MAX_DOCUMENT_DEPTH } from "@flotilla/api";
 import { ObjectStore } from "@flotilla/store";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";

@@ -4,13 +4,12 @@ import {
   SchedulerService,
   SimulateFailureResponseSchema,
   SimulateResponseSchema,
-  grpcServiceDefinition,
-  statusServiceError,
   type SimulateFailureRequest,
   type SimulateFailureResponse,
   type SimulateRequest,
   type SimulateResponse,
 } from "@flotilla/proto";
+import { grpcServiceDefinition, statusServiceError } from "@flotilla/proto/grpc";
 import { FlotillaError, InternalError, InvalidError, UnavailableError } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 

@@ -1,5 +1,5 @@
 import { runService } from "@flotilla/runtime";
-import { EstimatorClient } from "@flotilla/proto";
+import { EstimatorClient } from "@flotilla/proto/grpc";
 import { configSchema, settingsFrom } from "./config.js";
 import { buildApp } from "./app.js";
 

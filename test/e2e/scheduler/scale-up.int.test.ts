@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseQuantity, quantityMilliValue } from "@flotilla/api";
-import { EstimatorClient } from "@flotilla/proto";
+import { EstimatorClient } from "@flotilla/proto/grpc";
 import { eventually, sleep } from "@flotilla/testkit";
 import { CLUSTER, DEPLOY, RB, clustersOf, startStack, type Obj, type Stack } from "../failover/harness.js";
 import { bearer } from "../../load/lib/stack.js";

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { ExecutionControllerFinalizer, type Cluster, type KubeObject, type Work, rfc3339 } from "@flotilla/api";
 import { buildExecution, type Execution } from "@flotilla/execution";
 import { createLogger, silentLogger } from "@flotilla/log";
-import { EstimatorClient } from "@flotilla/proto";
+import { EstimatorClient } from "@flotilla/proto/grpc";
 import { ObjectStore } from "@flotilla/store";
 import { inProcessStack } from "../lib/in-process.js";
 import { ProcessLogs } from "../lib/logs.js";

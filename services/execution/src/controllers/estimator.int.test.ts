@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { EstimatorClient } from "@flotilla/proto";
+import { EstimatorClient } from "@flotilla/proto/grpc";
 import { eventually } from "@flotilla/testkit";
 import { condition, deployment, harness } from "../int.test-support.js";
 

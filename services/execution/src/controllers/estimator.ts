@@ -5,11 +5,11 @@ import {
   EstimatorService,
   MaxAvailableReplicasResponseSchema,
   ReplicaRequirementsSchema,
-  grpcServiceDefinition,
   type ClusterReplicas,
   type MaxAvailableReplicasRequest,
   type MaxAvailableReplicasResponse,
 } from "@flotilla/proto";
+import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import type { Logger } from "@flotilla/log";
 import { maxAvailableReplicas, type ReplicaRequirementsLike } from "../logic/estimate.js";
 import type { ClusterCache } from "./cluster-cache.js";

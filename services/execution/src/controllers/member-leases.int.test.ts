@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { ExecutionControllerFinalizer, executionNamespace, type Cluster, type Work } from "@flotilla/api";
 import { connectNats, ensureStream, jetstreamManager } from "@flotilla/events";
 import { startSimulator } from "@flotilla/member-sim";
-import { EstimatorClient } from "@flotilla/proto";
+import { EstimatorClient } from "@flotilla/proto/grpc";
 import { ObjectStore } from "@flotilla/store";
 import { NATS_URL, eventually, freshDatabase, uniqueName } from "@flotilla/testkit";
 import { WORK, condition } from "../int.test-support.js";

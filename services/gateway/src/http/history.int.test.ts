@@ -2,7 +2,13 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
-import { HistoryRequestSchema, ObjectService, PlacementChangeListSchema, grpcServiceDefinition, type PlacementChangeList } from "@flotilla/proto";
+import {
+  HistoryRequestSchema,
+  ObjectService,
+  PlacementChangeListSchema,
+  type PlacementChangeList,
+} from "@flotilla/proto";
+import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore } from "@flotilla/store";
 import type { AnyResourceBinding } from "@flotilla/api";

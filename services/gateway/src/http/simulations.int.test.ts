@@ -2,7 +2,14 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { SchedulerService, SimulateFailureResponseSchema, SimulateResponseSchema, grpcServiceDefinition, type SimulateFailureRequest, type SimulateRequest } from "@flotilla/proto";
+import {
+  SchedulerService,
+  SimulateFailureResponseSchema,
+  SimulateResponseSchema,
+  type SimulateFailureRequest,
+  type SimulateRequest,
+} from "@flotilla/proto";
+import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import { ObjectStore } from "@flotilla/store";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { TOKENS, bearer, injectAsAdmin, testGatewayDeps } from "../access.test-support.js";

@@ -1,7 +1,14 @@
 import * as grpc from "@grpc/grpc-js";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { FastifyInstance } from "fastify";
-import { SchedulerService, SimulateFailureRequestSchema, SimulateRequestSchema, grpcServiceDefinition, type SimulateFailureResponse, type SimulateResponse } from "@flotilla/proto";
+import {
+  SchedulerService,
+  SimulateFailureRequestSchema,
+  SimulateRequestSchema,
+  type SimulateFailureResponse,
+  type SimulateResponse,
+} from "@flotilla/proto";
+import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import type { KubeStatus } from "@flotilla/api";
 import { toHttpError } from "../logic/status.js";
 import { OBJECT_MEDIA_TYPES, readBody } from "./routes.js";
