@@ -5,7 +5,7 @@ import { pino } from "pino";
 import { createClient } from "@flotilla/store";
 import { freshDatabase, eventually, sleep, type TestDatabase } from "@flotilla/testkit";
 import { createController, StoppedError, type Controller, type ControllerOptions } from "./controller.js";
-import { after, done, terminal, type Reconciler, type Result, type ReconcileContext } from "./result.js";
+import { after, done, retry, terminal, type Reconciler, type Result, type ReconcileContext } from "./result.js";
 import { DurableTimers } from "./timers.js";
 import { METRICS, Metrics } from "./metrics.js";
 
@@ -276,6 +276,39 @@ test("a later after() replaces an earlier timer, and done() deletes it", () =>
     assert.ok((await timers.dueInMs("k"))! <= 200);
     await eventually(() => r.count("k") === 3, { timeoutMs: 2000 });
     await eventually(async () => (await timers.dueInMs("k")) === null);
+  }));
+
+test("retry() waits twice as long each time in a row, continues the count in a new instance, and after() ends the run", () =>
+  withDb(async (db, _m, make) => {
+    const retries = () => db.sql<{ retries: number }[]>`SELECT retries FROM timers WHERE controller = 'retry' AND key = 'k'`.then((r) => r[0]?.retries ?? null);
+    const timers = new DurableTimers(db.sql, "retry", 60_000);
+    // base 10 s so that no timer fires during the test: each enqueue is one more retry in a row
+    const results: Result[] = [retry(10_000, 35_000), retry(10_000, 35_000), retry(10_000, 35_000)];
+    const a = make({ reconciler: recorder("retry", async () => results.shift() ?? done()).reconciler });
+    a.start();
+    await a.enqueue("k");
+    await eventually(async () => (await retries()) === 1);
+    const first = (await timers.dueInMs("k"))!;
+    assert.ok(first > 9_000 && first <= 10_000, `first retry in ${first} ms`);
+    await a.enqueue("k");
+    await eventually(async () => (await retries()) === 2);
+    const second = (await timers.dueInMs("k"))!;
+    assert.ok(second > 19_000 && second <= 20_000, `second retry in ${second} ms`);
+    await a.stop();
+    // a new instance (another replica, or this one restarted) continues the count, up to the cap
+    const next: Result[] = [retry(10_000, 35_000), after(60_000), retry(10_000, 35_000)];
+    const b = make({ reconciler: recorder("retry", async () => next.shift() ?? done()).reconciler });
+    b.start();
+    await b.enqueue("k");
+    await eventually(async () => (await retries()) === 3);
+    const third = (await timers.dueInMs("k"))!;
+    assert.ok(third > 34_000 && third <= 35_000, `third retry capped at 35 s, in ${third} ms`);
+    await b.enqueue("k");
+    await eventually(async () => (await retries()) === 0);
+    await b.enqueue("k");
+    await eventually(async () => (await retries()) === 1);
+    const again = (await timers.dueInMs("k"))!;
+    assert.ok(again > 9_000 && again <= 10_000, `after after(), retries start again from the base: ${again} ms`);
   }));
 
 test("replicas of one controller fire each due timer once", () =>

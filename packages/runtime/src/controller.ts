@@ -418,10 +418,10 @@ class ControllerImpl implements Controller {
       const result = await inSpan(`reconcile ${this.name}`, { parent: contextFrom(first), links, attributes: { "flotilla.controller": this.name, "flotilla.key": key, "flotilla.reconcile_id": reconcileId } }, () =>
         this.invoke(key, run, log, reconcileId),
       );
-      if (result.kind === "after") {
-        await this.timers.set(key, result.ms);
-        if (result.ms < this.cfg.timerPollMs) this.pollerWake?.();
-        outcome = { kind: "after", ms: result.ms };
+      if (result.kind === "after" || result.kind === "retry") {
+        const ms = result.kind === "after" ? (await this.timers.set(key, result.ms), result.ms) : await this.timers.retry(key, result.baseMs, result.maxMs);
+        if (ms < this.cfg.timerPollMs) this.pollerWake?.();
+        outcome = { kind: "after", ms };
       } else {
         await this.timers.clear(key);
         outcome = { kind: "done" };
@@ -454,7 +454,7 @@ class ControllerImpl implements Controller {
       return Promise.reject(e);
     }
     const checked = p.then((r) => {
-      if (!r || (r.kind !== "done" && !(r.kind === "after" && typeof r.ms === "number"))) {
+      if (!r || (r.kind !== "done" && !(r.kind === "after" && typeof r.ms === "number") && !(r.kind === "retry" && r.baseMs > 0 && r.maxMs > 0))) {
         throw new Error(`reconcile returned an invalid result: ${JSON.stringify(r)}`);
       }
       return r.kind === "after" && !(r.ms > 0) ? ({ kind: "done" } as Result) : r;

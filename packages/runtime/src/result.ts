@@ -1,7 +1,10 @@
 import type { Logger } from "pino";
 
-/** How a reconcile ended: nothing more to do, or come back after `ms` (a durable timer). */
-export type Result = { kind: "done" } | { kind: "after"; ms: number };
+/**
+ * How a reconcile ended: nothing more to do, come back after `ms` (a durable timer), or come back
+ * after a doubling wait (`retry`: the count of retries in a row is kept with the durable timer).
+ */
+export type Result = { kind: "done" } | { kind: "after"; ms: number } | { kind: "retry"; baseMs: number; maxMs: number };
 
 const DONE: Result = Object.freeze({ kind: "done" });
 
@@ -9,6 +12,14 @@ export const done = (): Result => DONE;
 
 /** Come back after `ms`; `after(0)` (or any ms that is not a positive finite number) is `done()`. */
 export const after = (ms: number): Result => (Number.isFinite(ms) && ms > 0 ? { kind: "after", ms: Math.ceil(ms) } : DONE);
+
+/**
+ * Come back after `baseMs` the first time in a row, twice as long each time after, at most
+ * `maxMs`: for a failure the reconciler reports without throwing (the wake-up is acked, the key
+ * holds no consumer slot while it waits). The count lives with the key's durable timer, so
+ * replicas and a restarted process continue it; `done()` or `after()` ends the run.
+ */
+export const retry = (baseMs: number, maxMs: number): Result => ({ kind: "retry", baseMs, maxMs });
 
 /**
  * A failure that retrying cannot fix: the runner logs and counts it, does not retry it with

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SeenVersions } from "./seen.js";
+import { LastSignatures, SeenVersions } from "./seen.js";
 
 const cases: Array<[string, (s: SeenVersions) => void, string, boolean]> = [
   ["nothing known covers nothing", () => {}, "10", false],
@@ -41,4 +41,20 @@ test("a change that leaves the generation as reconciled is recognised; another g
   assert.equal(s.sameGeneration("k", 3), true, "an older reconcile does not replace the generation");
   s.reconciled("k", "11", 4);
   assert.equal(s.sameGeneration("k", 4), true);
+});
+
+test("last signatures: the same content is recognised, a change or a forgotten key is not, the oldest goes first", () => {
+  const s = new LastSignatures(2);
+  assert.equal(s.same("a", "x"), false, "nothing recorded yet");
+  s.record("a", "x");
+  assert.equal(s.same("a", "x"), true);
+  assert.equal(s.same("a", "y"), false, "another signature");
+  s.record("b", "1");
+  s.record("a", "x"); // touched: now the newest
+  s.record("c", "2"); // over the bound: b, the oldest, goes
+  assert.equal(s.same("b", "1"), false);
+  assert.equal(s.same("a", "x"), true);
+  assert.equal(s.same("c", "2"), true);
+  s.forget("a");
+  assert.equal(s.same("a", "x"), false);
 });

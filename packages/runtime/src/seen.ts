@@ -72,3 +72,32 @@ export class SeenVersions {
     return e;
   }
 }
+
+/**
+ * Echo suppression by content: per key, the signature of what about an object matters to a
+ * controller (say a cluster's NoExecute taints), as last handed on. A wake-up whose object has
+ * the same signature (a heartbeat that changed nothing of it) need not reach the controller.
+ * `record` after the wake-up's own work (reading, fanning out) has succeeded, so a failed one is
+ * not taken for done. Bounded (the oldest key is forgotten first); purely an optimisation: after
+ * a restart, or once forgotten, the next wake-up is handed on.
+ */
+export class LastSignatures {
+  private readonly last = new Map<string, string>();
+
+  constructor(private readonly max = 10_000) {}
+
+  /** Whether the key's last recorded signature is `sig`. */
+  same(key: string, sig: string): boolean {
+    return this.last.get(key) === sig;
+  }
+
+  record(key: string, sig: string): void {
+    this.last.delete(key);
+    this.last.set(key, sig);
+    if (this.last.size > this.max) this.last.delete(this.last.keys().next().value!);
+  }
+
+  forget(key: string): void {
+    this.last.delete(key);
+  }
+}

@@ -48,6 +48,12 @@ export class DurableTimers {
     await this.setter.submit({ key, ms });
   }
 
+  /** Sets the key's timer for its next retry in a row (see `TimerRows.retry`); returns the wait chosen. */
+  async retry(key: string, baseMs: number, maxMs: number): Promise<number> {
+    this.armed.add(key);
+    return (await this.rows.retry(key, baseMs, maxMs)).ms;
+  }
+
   /** Deletes the key's timer, if this instance knows of one (see `armed`); `force` deletes whatever is there. */
   async clear(key: string, o: { force?: boolean } = {}): Promise<void> {
     if (!o.force && !this.armed.has(key)) return;

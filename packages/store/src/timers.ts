@@ -10,7 +10,7 @@ export class TimerRows {
     readonly controller: string,
   ) {}
 
-  /** Sets each key's timer `ms` from now, replacing any earlier one. */
+  /** Sets each key's timer `ms` from now, replacing any earlier one (and ending its run of retries). */
   async set(dueInMs: ReadonlyMap<string, number>): Promise<void> {
     if (dueInMs.size === 0) return;
     const ms = [...dueInMs.values()].map((v) => Math.max(0, Math.ceil(v)));
@@ -18,7 +18,27 @@ export class TimerRows {
       INSERT INTO timers (controller, key, due_at)
       SELECT ${this.controller}, k, now() + make_interval(secs => ms / 1000.0)
       FROM unnest(${[...dueInMs.keys()]}::text[], ${ms}::float8[]) AS t(k, ms)
-      ON CONFLICT (controller, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
+      ON CONFLICT (controller, key) DO UPDATE SET due_at = EXCLUDED.due_at, retries = 0`;
+  }
+
+  /**
+   * Sets the key's timer for its next retry in a row: `baseMs` for the first, doubling with each
+   * one after, at most `maxMs`; the count is kept in the row. Returns the wait chosen.
+   */
+  async retry(key: string, baseMs: number, maxMs: number): Promise<{ ms: number; retries: number }> {
+    const base = Math.max(1, Math.ceil(baseMs));
+    const max = Math.max(base, Math.ceil(maxMs));
+    const [r] = await this.sql<{ ms: number; retries: number }[]>`
+      WITH next AS (
+        SELECT coalesce((SELECT retries FROM timers WHERE controller = ${this.controller} AND key = ${key}), 0) + 1 AS retries
+      ), wait AS (
+        SELECT retries, least(${max}::float8, ${base}::float8 * power(2, least(retries - 1, 40))) AS ms FROM next
+      )
+      INSERT INTO timers AS t (controller, key, due_at, retries)
+      SELECT ${this.controller}, ${key}, now() + make_interval(secs => ms / 1000.0), retries FROM wait
+      ON CONFLICT (controller, key) DO UPDATE SET due_at = EXCLUDED.due_at, retries = EXCLUDED.retries
+      RETURNING retries, (SELECT ms FROM wait) AS ms`;
+    return { ms: r!.ms, retries: r!.retries };
   }
 
   async delete(keys: readonly string[]): Promise<void> {

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { GK, ConditionReady, findCondition, type Cluster, type WakeUp } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Metrics, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
+import { LastSignatures, Metrics, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
 import { BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
@@ -90,10 +90,10 @@ export function buildApp(deps: AppDeps): App {
 
   /**
    * What about a cluster can change a task's fate: whether it exists or is being deleted, its
-   * Ready status and its NoExecute taints. Per cluster, the last one seen; in memory only as a
-   * shortcut (after a restart the first wake-up of each cluster fans out).
+   * Ready status and its NoExecute taints. Per cluster, the last one handed on (after a restart
+   * the first wake-up of each cluster fans out).
    */
-  const seen = new Map<string, string>();
+  const seen = new LastSignatures();
   const clusterSignature = (c: Cluster | undefined) =>
     !c
       ? "gone"
@@ -113,10 +113,9 @@ export function buildApp(deps: AppDeps): App {
     const name = w.name ?? "";
     clusters.invalidate(name);
     const sig = clusterSignature(await clusters.get(name));
-    if (seen.get(name) === sig) return [];
+    if (seen.same(name, sig)) return [];
     const keys = await bindingsWith(bindingEvictingIndex(name));
-    if (seen.size > 10_000) seen.clear();
-    seen.set(name, sig);
+    seen.record(name, sig);
     return keys;
   };
 

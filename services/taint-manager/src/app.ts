@@ -2,9 +2,10 @@ import { hostname } from "node:os";
 import Fastify, { type FastifyInstance } from "fastify";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Metrics, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
+import { LastSignatures, Metrics, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
 import { EventRecorder, databaseProbe, type ObjectStore } from "@flotilla/store";
-import { GK, type Cluster } from "@flotilla/api";
+import { GK, type Cluster, type WakeUp } from "@flotilla/api";
+import { noExecuteSignature } from "./logic/taints.js";
 import type { Config } from "./config.js";
 import { BINDING_EVICTION_CONTROLLER, bindingEvictionController } from "./controllers/binding-eviction.js";
 import { CLUSTER_CONTROLLER, clusterController } from "./controllers/cluster.js";
@@ -106,6 +107,19 @@ export function buildApp(deps: AppDeps): App {
     concurrency: cfg.CONCURRENT_CLUSTER_SYNCS,
     listKeys: listClusters,
   });
+  /**
+   * A cluster's wake-up reaches the taint manager only when its NoExecute taints changed (the
+   * cluster controller rewrites a cluster at every probe); the pass it planned comes back on its
+   * durable timer.
+   */
+  const lastTaints = new LastSignatures();
+  const byNoExecuteChange = async (w: WakeUp): Promise<string[]> => {
+    const name = w.name ?? "";
+    const sig = noExecuteSignature(await store.get<Cluster>({ gk: GK.cluster, namespace: "", name }));
+    if (lastTaints.same(name, sig)) return [];
+    lastTaints.record(name, sig);
+    return [name];
+  };
   const controllers = { cluster, taintPolicy, taintManager, bindingEviction };
   const all = [cluster, taintPolicy, taintManager, bindingEviction];
   metrics.controllers(all);
@@ -154,7 +168,7 @@ export function buildApp(deps: AppDeps): App {
           wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}`, controller: taintPolicy }),
           // a policy created, changed or deleted: every cluster is evaluated again
           wireWakeUps({ ...common, subject: subjectFor(GK.clusterTaintPolicy, cfg.EVENTS_PREFIX), durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}-policies`, controller: taintPolicy, map: listClusters }),
-          wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager }),
+          wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager, map: byNoExecuteChange }),
         ];
         await Promise.all(consumers.map((c) => c.ready));
       }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { PolicyPlacementAnnotation, isConflict, microTime, parseTime, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
-import { after, done, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
+import { after, done, retry, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
 import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
@@ -92,7 +92,6 @@ function namesOf(clusters: readonly Cluster[]): Set<string> {
 export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
   const clock = d.clock ?? (() => new Date());
   const s = d.settings;
-  const failures = new Map<string, number>();
   /** The binding without the debounce's record (undefined when it has none). */
   const withoutPending = <T extends AnyResourceBinding>(b: T): T | undefined => {
     if (b.metadata.annotations?.[UpdatePendingSinceAnnotation] === undefined) return undefined;
@@ -108,7 +107,6 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
     if (!rb || rb.metadata.deletionTimestamp) {
       d.tracker.unpark(key);
       d.seen.forget(key);
-      failures.delete(key);
       return done();
     }
     ctx.observed(rb.metadata.resourceVersion);
@@ -139,7 +137,6 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
       }
       d.tracker.unpark(key);
       d.seen.reconciled(key, rv, rb.metadata.generation);
-      failures.delete(key);
       return done();
     }
 
@@ -209,19 +206,15 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
 
     switch (result.error?.requeue) {
       case "unschedulable":
-        failures.delete(key);
         d.tracker.park(key);
         return after(s.unschedulableRetryMs);
-      case "backoff": {
-        // a durable timer rather than a throw: the wake-up is acked, and a binding that keeps
-        // failing does not hold a consumer slot while it waits
-        const n = (failures.get(key) ?? 0) + 1;
-        failures.set(key, n);
+      case "backoff":
+        // a durable timer rather than a throw: the wake-up is acked, a binding that keeps failing
+        // does not hold a consumer slot while it waits, and the count of failures in a row is
+        // kept with the timer (every replica, and this one after a restart, continues it)
         d.tracker.unpark(key);
-        return after(Math.min(s.retryMaxMs, s.retryBaseMs * 2 ** Math.min(n - 1, 30)));
-      }
+        return retry(s.retryBaseMs, s.retryMaxMs);
       default:
-        failures.delete(key);
         d.tracker.unpark(key);
         return done();
     }

@@ -15,29 +15,17 @@ export const TAINT_MANAGER_CONTROLLER = "taint-manager";
  * those to evict now go to the binding-eviction controller, and the cluster comes back (a
  * durable timer) when the earliest toleration runs out, or after
  * CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY at the latest to pick up new bindings. Wake-ups that
- * leave the NoExecute taints as they were (heartbeats) do not bring the pass forward.
+ * leave the NoExecute taints as they were (heartbeats) do not reach it (`noExecuteSignature`).
  */
 export function taintManagerController(d: ControllerDeps & { evict: (key: string, binding: AnyResourceBinding) => void }): Reconciler<string> {
-  /**
-   * Per cluster, the NoExecute taints of the last pass and when the next pass is due. A wake-up
-   * that changes nothing about them (a heartbeat, a status update) before then does not list
-   * the cluster's bindings again; the durable timer still brings the planned pass. In memory
-   * only as a shortcut: after a restart the first wake-up makes a full pass.
-   */
-  const passes = new Map<string, { sig: string; nextAt: number }>();
   return {
     name: TAINT_MANAGER_CONTROLLER,
     async reconcile(name, { log }) {
       if (!d.cfg.FAILOVER) return done();
       const c = await d.store.get<Cluster>({ gk: GK.cluster, namespace: "", name });
-      if (!c) return (passes.delete(name), done());
+      if (!c) return done();
       const taints = c.spec?.taints ?? [];
-      const noExecute = taints.filter((t) => t.effect === NO_EXECUTE);
-      if (noExecute.length === 0) return (passes.delete(name), done());
-      const sig = JSON.stringify(noExecute.map((t) => [t.key, t.value ?? "", t.timeAdded ?? ""]).sort());
-      const last = passes.get(name);
-      const t0 = d.now().getTime();
-      if (last && last.sig === sig && t0 < last.nextAt) return after(last.nextAt - t0);
+      if (!taints.some((t) => t.effect === NO_EXECUTE)) return done();
       const index = bindingClusterIndex(name);
       const [rbs, crbs] = await Promise.all([
         d.store.list<AnyResourceBinding>(GK.resourceBinding, { index }),
@@ -60,10 +48,8 @@ export function taintManagerController(d: ControllerDeps & { evict: (key: string
         }
       }
       if (due || waiting) log.debug({ cluster: name, due, waiting }, "bindings on a NoExecute cluster");
-      const wait = Math.max(1, Math.min(nextAt - d.now().getTime(), d.cfg.CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY));
-      if (passes.size > 10_000) passes.clear();
-      passes.set(name, { sig, nextAt: d.now().getTime() + wait });
-      return after(wait);
+      return after(Math.max(1, Math.min(nextAt - d.now().getTime(), d.cfg.CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY)));
     },
   };
 }
+

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { rfc3339, type Condition, type Taint } from "@flotilla/api";
+import { rfc3339, type Cluster, type Condition, type Taint } from "@flotilla/api";
 import {
+  noExecuteSignature,
   NotReadyNoExecute,
   NotReadyNoSchedule,
   TerminatingNoExecute,
@@ -104,3 +105,21 @@ for (const [name, taints, plan, want] of applyCases) {
     assert.deepEqual(applyTaintPlan(taints, plan, T0)?.taints, want);
   });
 }
+
+test("the NoExecute signature changes with the NoExecute taints only, not their order or other taints", () => {
+  const c = (taints: Taint[]): Cluster => ({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "m1" }, spec: { taints } });
+  const a = { key: "a", effect: "NoExecute", timeAdded: "2026-11-27T08:00:00Z" } as Taint;
+  const b = { key: "b", value: "x", effect: "NoExecute" } as Taint;
+  const soft = { key: "s", effect: "NoSchedule" } as Taint;
+  const cases: [string, Cluster | undefined, Cluster | undefined, boolean][] = [
+    ["the same taints", c([a, b]), c([a, b]), true],
+    ["another order", c([a, b]), c([b, a]), true],
+    ["a NoSchedule taint added", c([a]), c([a, soft]), true],
+    ["a NoExecute taint added", c([a]), c([a, b]), false],
+    ["a taint added again later (timeAdded)", c([a]), c([{ ...a, timeAdded: "2026-11-27T08:05:00Z" }]), false],
+    ["a value changed", c([b]), c([{ ...b, value: "y" }]), false],
+    ["the cluster gone", c([]), undefined, false],
+    ["no taints either way", c([]), c([soft]), true],
+  ];
+  for (const [name, x, y, same] of cases) assert.equal(noExecuteSignature(x) === noExecuteSignature(y), same, name);
+});

@@ -1,4 +1,4 @@
-import { TaintClusterNotReady, TaintClusterTerminating, TaintClusterUnreachable, type Condition, type Taint } from "@flotilla/api";
+import { TaintClusterNotReady, TaintClusterTerminating, TaintClusterUnreachable, type Cluster, type Condition, type Taint } from "@flotilla/api";
 import { rfc3339, parseTime } from "@flotilla/api";
 
 export const NO_SCHEDULE = "NoSchedule";
@@ -109,4 +109,14 @@ export function applyTaintPlan(taints: readonly Taint[] | undefined, plan: Taint
   }
   if (added.length === 0 && removed.length === 0) return undefined;
   return { taints: [...kept, ...added], added, removed };
+}
+
+/**
+ * What about a cluster the taint manager acts on: its NoExecute taints (with when each was added),
+ * or that it is gone. A wake-up of a cluster whose signature is unchanged (a heartbeat, a status
+ * update) need not reach the controller: the pass it planned comes back on its durable timer.
+ */
+export function noExecuteSignature(c: Cluster | undefined): string {
+  if (!c) return "gone";
+  return JSON.stringify((c.spec?.taints ?? []).filter((t) => t.effect === NO_EXECUTE).map((t) => [t.key, t.value ?? "", t.timeAdded ?? ""]).sort());
 }
