@@ -9,7 +9,7 @@ import {
   type KubeObject,
   type ResourceSelector,
 } from "@flotilla/api";
-import { after, done, type Reconciler } from "@flotilla/runtime";
+import { LastSignatures, after, done, type Reconciler } from "@flotilla/runtime";
 import { bindingFollowsPolicy } from "../logic/binding.js";
 import { claimFor, claimOf, idLabelOf, type PolicyKind } from "../logic/claim.js";
 import { parseRefKey, refKey, type Ref } from "../logic/keys.js";
@@ -37,14 +37,14 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
   // uid/generation of each policy whose change was fully fanned out by this replica: like
   // upstream's update handler, a write that did not move the generation (our finalizer, labels,
   // annotations) needs no new fan-out. Forgotten on restart, when everything fans out once.
-  const fannedOut = new Map<string, string>();
+  const fannedOut = new LastSignatures();
   return {
     name: policyControllerName,
     async reconcile(key, ctx) {
       const ref = parseRefKey(key);
       const policy = await d.store.get<AnyPropagationPolicy>(ref);
       if (!policy) {
-        fannedOut.delete(key);
+        fannedOut.forget(key);
         return done();
       }
       const kind = policy.kind as PolicyKind;
@@ -58,13 +58,13 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
           (cur.metadata.finalizers ?? []).includes(fin) ? { ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers ?? []).filter((f) => f !== fin) } } : undefined,
         );
         ctx.log.info({ released }, "policy deleted; claims released");
-        fannedOut.delete(key);
+        fannedOut.forget(key);
         return done();
       }
 
       const p = await ensurePolicyFinalizer(d, policy);
       const version = `${p.metadata.uid}/${p.metadata.generation}`;
-      if (fannedOut.get(key) === version) return done();
+      if (fannedOut.same(key, version)) return done();
       const selectors = p.spec?.resourceSelectors ?? [];
       const keys = new Set<string>();
       const selected = await selectedTemplates(d, p, kind, selectors);
@@ -100,7 +100,7 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
       }
 
       if (keys.size === 0) {
-        fannedOut.set(key, version);
+        fannedOut.record(key, version);
         return done();
       }
       ctx.log.debug({ templates: keys.size }, "policy change fans out to templates");
@@ -110,7 +110,7 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
       );
       // not all reconciled in time: come back (durably) and enqueue again; converged ones are cheap no-ops
       if (!settled) return after(1000);
-      fannedOut.set(key, version);
+      fannedOut.record(key, version);
       return done();
     },
   };
