@@ -2,7 +2,6 @@ import {
   GK,
   ExecutionControllerFinalizer,
   clusterOfExecutionNamespace,
-  isConflict,
   setCondition,
   type Work,
 } from "@flotilla/api";
@@ -52,11 +51,6 @@ export interface WorkDeps {
   now?: () => Date;
 }
 
-/** A failure the runner should retry (the member was unreachable, a write raced). */
-class RetryableError extends Error {
-  override readonly name = "RetryableError";
-}
-
 function splitKey(key: string): { namespace: string; name: string } {
   const i = key.indexOf("/");
   return { namespace: key.slice(0, i), name: key.slice(i + 1) };
@@ -77,25 +71,16 @@ export function executionController(d: WorkDeps): Reconciler<string> {
 
   async function writeStatus(work: Work, key: string, status: WorkStatusJson): Promise<Work> {
     if (sameWorkStatus(work.status as WorkStatusJson | undefined, status)) return work;
-    try {
-      const out = await d.store.updateStatus<Work>({ ...work, status: status as Work["status"] });
-      d.seen.wrote(key, out.metadata.resourceVersion);
-      return out;
-    } catch (e) {
-      if (isConflict(e)) throw new RetryableError(`the Work changed while its status was written; retrying`);
-      throw e;
-    }
+    // a conflict (the Work changed in between) is retryable: the runner reconciles again from a fresh read
+    const out = await d.store.updateStatus<Work>({ ...work, status: status as Work["status"] });
+    d.seen.wrote(key, out.metadata.resourceVersion);
+    return out;
   }
 
   async function release(work: Work, key: string): Promise<void> {
     const finalizers = (work.metadata.finalizers ?? []).filter((f) => f !== ExecutionControllerFinalizer);
-    try {
-      const out = await d.store.update<Work>({ ...work, metadata: { ...work.metadata, finalizers } });
-      d.seen.wrote(key, out.metadata.resourceVersion);
-    } catch (e) {
-      if (isConflict(e)) throw new RetryableError("the Work changed while its finalizer was removed; retrying");
-      throw e;
-    }
+    const out = await d.store.update<Work>({ ...work, metadata: { ...work.metadata, finalizers } });
+    d.seen.wrote(key, out.metadata.resourceVersion);
   }
 
   async function reconcileDeletion(work: Work, key: string, cluster: string): Promise<Result> {
@@ -136,12 +121,7 @@ export function executionController(d: WorkDeps): Reconciler<string> {
       if (work.metadata.deletionTimestamp) return reconcileDeletion(work, key, cluster);
 
       if (!(work.metadata.finalizers ?? []).includes(ExecutionControllerFinalizer)) {
-        try {
-          work = await d.store.update<Work>({ ...work, metadata: { ...work.metadata, finalizers: [...(work.metadata.finalizers ?? []), ExecutionControllerFinalizer] } });
-        } catch (e) {
-          if (isConflict(e)) throw new RetryableError("the Work changed while its finalizer was added; retrying");
-          throw e;
-        }
+        work = await d.store.update<Work>({ ...work, metadata: { ...work.metadata, finalizers: [...(work.metadata.finalizers ?? []), ExecutionControllerFinalizer] } });
         d.seen.wrote(key, work.metadata.resourceVersion);
       }
 
