@@ -109,13 +109,13 @@ describe("every service's metrics", () => {
     }
     {
       const { metrics, store } = processOf();
-      const app = buildTaintManager({ store, log, cfg: { ...loadConfig(taintManagerSchema, {}), ...events }, metrics });
+      const app = buildTaintManager({ store, sql: db.sql, log, cfg: { ...loadConfig(taintManagerSchema, {}), ...events }, metrics });
       stops.push(() => app.stop());
       scraped.set("taint-manager", families((await app.http.inject({ method: "GET", url: "/metrics" })).body));
     }
     {
       const { metrics, store } = processOf();
-      const app = buildEviction({ store, log, cfg: { ...loadConfig(evictionSchema, {}), ...events }, metrics });
+      const app = buildEviction({ store, sql: db.sql, log, cfg: { ...loadConfig(evictionSchema, {}), ...events }, metrics });
       stops.push(() => app.stop());
       scraped.set("eviction", families((await app.http.inject({ method: "GET", url: "/metrics" })).body));
     }

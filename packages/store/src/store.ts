@@ -344,7 +344,7 @@ export class ObjectStore {
   private readonly timed: <R>(statement: "write" | "read" | "list", run: () => Promise<R>) => Promise<R>;
 
   constructor(
-    readonly sql: Sql,
+    private readonly sql: Sql,
     opts: StoreOptions = {},
   ) {
     // the standard indexes are always kept (every writer of a kind must index it alike); extra ones add entries

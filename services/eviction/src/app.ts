@@ -4,7 +4,7 @@ import { GK, ConditionReady, findCondition, type Cluster, type WakeUp } from "@f
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { LastSignatures, Metrics, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
-import { BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore } from "@flotilla/store";
+import { BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
 import { gracefulEviction, name as CONTROLLER } from "./controllers/graceful-eviction.js";
@@ -16,6 +16,8 @@ export const COMPONENT = "eviction";
 
 export interface AppDeps {
   store: ObjectStore;
+  /** The service's pool: the controllers' timers and the readiness probe. */
+  sql: Sql;
   log: Logger;
   cfg: Config;
   /** JetStream for wake-ups (stream and prefix from cfg); without it the controller runs on timers, resyncs and enqueue() alone. */
@@ -70,7 +72,7 @@ export function buildApp(deps: AppDeps): App {
   const bindingsWith = async (index: string) => (await listBindings(store, { index })).map(keyOf);
   /** A controller of the bindings with the index entry `index` (its resync lists them). */
   const bindingController = (reconciler: Reconciler<string>, concurrency: number, index: string) =>
-    createController({ sql: store.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime, reconciler, concurrency, listKeys: () => bindingsWith(index) });
+    createController({ sql: deps.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime, reconciler, concurrency, listKeys: () => bindingsWith(index) });
   /** A binding's wake-up is for the controller of `index` when its index hint has the entry (without a hint, always). */
   const withIndex = (index: string) => (w: WakeUp): string[] => (w.indexKeys && !w.indexKeys.includes(index) ? [] : [bindingKey(w)]);
   const controller = bindingController(
@@ -138,7 +140,7 @@ export function buildApp(deps: AppDeps): App {
   let started = false;
   const http = Fastify({ logger: false });
   http.get("/healthz", async () => "ok");
-  const ready = deps.ready ?? databaseProbe(store.sql);
+  const ready = deps.ready ?? databaseProbe(deps.sql);
   http.get("/readyz", async (_req, reply) => {
     if (!started) return reply.code(503).send("not ready: starting");
     return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");

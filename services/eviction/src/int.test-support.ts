@@ -31,6 +31,7 @@ export async function setup(env: Record<string, string> = {}, o: { store?: (s: O
   const log = process.env.LOG_LEVEL ? createLogger({ name: "eviction", level: process.env.LOG_LEVEL }) : silentLogger();
   const app = buildApp({
     store: o.store ? o.store(store) : store,
+    sql: db.sql,
     log,
     cfg,
     js: jetstream(nc),

@@ -39,7 +39,7 @@ export interface GatewayDeps {
   /** The scheduler's Simulate API behind POST .../simulations: a client, or its gRPC address (host:port). */
   scheduler?: SimulationClient | string;
   /** Events are deleted this long after they were last seen (EVENT_TTL); absent or 0: kept. Runs from start() to stop(). */
-  eventTtl?: Pick<EventCollectorOptions, "ttlMs" | "everyMs" | "batch" | "election">;
+  eventTtl?: Pick<EventCollectorOptions, "sql" | "ttlMs" | "everyMs" | "batch" | "election">;
   /** The cluster proxy's endpoint rules and wait (default: https members only, 10 s). */
   proxy?: ClusterProxySettings;
   /** The process's metrics registry (default: one of its own). */

@@ -108,9 +108,9 @@ test("with a short TTL, two gateway replicas' collectors: one collects, Events g
   const store = new ObjectStore(db.sql);
   const store2 = new ObjectStore(db.sql);
   const opts = { ttlMs: 3000, everyMs: 100, log: silentLogger(), election: { retryMs: 100, checkMs: 100 } };
-  const a = startEventCollector({ store, ...opts });
+  const a = startEventCollector({ store, sql: db.sql, ...opts });
   await a.whenLeading();
-  const b = startEventCollector({ store: store2, ...opts });
+  const b = startEventCollector({ store: store2, sql: db.sql, ...opts });
   try {
     const watch = await watchAll(store, [GK.event]);
     const t0 = Date.now();

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, type KubeObject } from "@flotilla/api";
-import { refOf, startLeaderElection, type LeaderElectionOptions, type ObjectStore } from "@flotilla/store";
+import { refOf, startLeaderElection, type LeaderElectionOptions, type ObjectStore, type Sql } from "@flotilla/store";
 import { sleep } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { EVENT_GKS, collectEveryMs, expired } from "./logic/event-ttl.js";
@@ -67,6 +67,8 @@ export async function collectExpiredEvents(store: ObjectStore, o: CollectOptions
 
 export interface EventCollectorOptions {
   store: ObjectStore;
+  /** The pool the leader election holds its lock on. */
+  sql: Sql;
   /** Events last seen this long ago are deleted (Kubernetes: 1 h). */
   ttlMs: number;
   log: Logger;
@@ -121,7 +123,7 @@ export function startEventCollector(o: EventCollectorOptions): EventCollector {
   }
 
   const election = startLeaderElection({
-    sql: o.store.sql,
+    sql: o.sql,
     name: EVENT_TTL_ELECTION,
     log,
     ...o.election,

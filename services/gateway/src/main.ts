@@ -12,7 +12,7 @@ import { OidcAuthenticator, unionAuthenticator } from "./auth/oidc.js";
 import { ServiceAccountTokens, ensureSigningKey } from "./auth/serviceaccounts.js";
 import { DEFAULT_LIMITS } from "./http/auth.js";
 
-await runService("gateway", configSchema, async ({ cfg, log, store, metrics, ready, starting }) => {
+await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics, ready, starting }) => {
   if (!cfg.TOKEN_AUTH_FILE && !cfg.OIDC_ISSUER_URL) {
     throw new ConfigError(['neither TOKEN_AUTH_FILE nor OIDC_ISSUER_URL is set: every request is authenticated; give a token file (token,user,uid,"groups" per line, or TOKEN_AUTH_FILE_CREATE=true to have one created) or an OIDC issuer']);
   }
@@ -54,7 +54,7 @@ await runService("gateway", configSchema, async ({ cfg, log, store, metrics, rea
     tls,
     proxy: { allowHttp: cfg.MEMBER_ALLOW_HTTP, timeoutMs: cfg.MEMBER_REQUEST_TIMEOUT, tunnelRecheckMs: cfg.TUNNEL_RECHECK_INTERVAL },
     audit: openAuditLog(cfg.AUDIT_LOG_PATH),
-    eventTtl: { ttlMs: cfg.EVENT_TTL },
+    eventTtl: { sql: db.sql, ttlMs: cfg.EVENT_TTL },
     limits: { ratePerSecond: cfg.RATE_LIMIT_QPS, burst: cfg.RATE_LIMIT_BURST, watchesPerUser: cfg.MAX_WATCHES_PER_USER, failedAuthPerSecond: DEFAULT_LIMITS.failedAuthPerSecond },
   });
   starting(gateway);

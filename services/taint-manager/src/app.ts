@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { LastSignatures, Metrics, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
-import { EventRecorder, databaseProbe, type ObjectStore } from "@flotilla/store";
+import { EventRecorder, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
 import { GK, type Cluster, type WakeUp } from "@flotilla/api";
 import { noExecuteSignature } from "./logic/taints.js";
 import type { Config } from "./config.js";
@@ -21,6 +21,8 @@ export const COMPONENT = "taint-manager";
 
 export interface AppDeps {
   store: ObjectStore;
+  /** The service's pool: the controllers' timers and the readiness probe. */
+  sql: Sql;
   log: Logger;
   cfg: Config;
   /** JetStream for wake-ups (stream and prefix from cfg); without it the controllers run on timers, resyncs and enqueue() alone. */
@@ -74,7 +76,7 @@ export function buildApp(deps: AppDeps): App {
     () => now().getTime(),
   );
   const listClusters = async () => (await store.list<Cluster>(GK.cluster)).items.map((c) => c.metadata.name ?? "");
-  const runtime = { sql: store.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime };
+  const runtime = { sql: deps.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime };
   const hints = new EvictionHints();
   const metrics = deps.metrics ?? new Metrics();
   const evictions = metrics.counter(TAINT_MANAGER_METRICS.evictions, "Clusters evicted from bindings, by mode (graceful: into a graceful-eviction task; immediate: removed at once).", ["mode"]);
@@ -146,7 +148,7 @@ export function buildApp(deps: AppDeps): App {
 
   const http = Fastify({ logger: false });
   http.get("/healthz", async () => "ok");
-  const ready = deps.ready ?? databaseProbe(store.sql);
+  const ready = deps.ready ?? databaseProbe(deps.sql);
   http.get("/readyz", async (_req, reply) => {
     if (!started) return reply.code(503).send("not ready: starting");
     return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");

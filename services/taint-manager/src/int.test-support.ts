@@ -42,6 +42,7 @@ export async function setup(env: Record<string, string> = {}, o: { store?: (s: O
   const log = process.env.LOG_LEVEL ? createLogger({ name: "taint-manager", level: process.env.LOG_LEVEL }) : silentLogger();
   const app = buildApp({
     store: o.store ? o.store(store) : store,
+    sql: db.sql,
     log,
     cfg,
     js: jetstream(nc),

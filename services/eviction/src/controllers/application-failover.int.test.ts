@@ -73,7 +73,7 @@ test("the toleration is recorded on the binding, survives a restart of the servi
     await env.app.stop();
     await sleep(1000);
     // a new instance without wake-ups: its start-up resync and a durable timer bring the eviction
-    const again = buildApp({ store: env.store, log: silentLogger(), cfg: env.cfg, runtime: { timerPollMs: 50 } });
+    const again = buildApp({ store: env.store, sql: env.db.sql, log: silentLogger(), cfg: env.cfg, runtime: { timerPollMs: 50 } });
     await again.start();
     t.after(() => again.stop());
     const rb = await eventually(async () => {

@@ -116,7 +116,7 @@ test("dropping a task racing another writer keeps the other writer's change", as
   let injected = 0;
   const env = await setup({ GRACEFUL_EVICTION_TIMEOUT: "10m" }, {
     store: (s) => {
-      const other = new ObjectStore(s.sql);
+      const other = s.as("test:other-writer");
       const racing = Object.create(s) as ObjectStore;
       racing.update = async <T extends KubeObject>(obj: T): Promise<T> => {
         if (obj.kind === "ResourceBinding" && injected < 2) {

@@ -153,7 +153,7 @@ test("an eviction racing another writer keeps the other writer's change (the wri
   let other: ObjectStore | undefined;
   const env = await setup({}, {
     store: (s) => {
-      other = new ObjectStore(s.sql);
+      other = s.as("test:other-writer");
       // the first two eviction writes lose a race: somebody else writes the binding just before
       const racing = Object.create(s) as ObjectStore;
       racing.update = async <T extends KubeObject>(obj: T): Promise<T> => {
