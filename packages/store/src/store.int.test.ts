@@ -1,6 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { freshDatabase, eventually, type TestDatabase } from "@flotilla/testkit";
+import { freshDatabase, eventually, sleep, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore, type ListOptions, type ListResult, type WatchEvent } from "@flotilla/store";
 import { matchesRequirements, parseSelector, type BadRequestError, type InvalidError, type KubeObject } from "@flotilla/api";
 
@@ -228,6 +228,27 @@ describe("object store", () => {
     ac.abort();
     await run;
     assert.deepEqual(got.map((e) => e.object.metadata.name), ["live"]);
+  });
+
+  test("a watch of a kind that rarely changes moves past other kinds' rows and still gets every event, over more than a poll's batch", async () => {
+    const got: string[] = [];
+    const ac = new AbortController();
+    const run = (async () => {
+      for await (const e of await store.watch("/ConfigMap", { namespace: "rare", signal: ac.signal })) got.push(e.object.metadata.name!);
+    })();
+    // many rows of another kind in between (the watch's cursor moves past them without events)
+    await Promise.all(Array.from({ length: 520 }, (_, i) => store.create({ ...deploy(`other-${i}`), metadata: { name: `other-${i}`, namespace: "busy" } })));
+    await store.create({ ...cm("late"), metadata: { name: "late", namespace: "rare" } });
+    await eventually(() => got.length >= 1);
+    // more matching rows at once than one poll reads
+    await Promise.all(Array.from({ length: 510 }, (_, i) => store.create({ ...cm(`many-${i}`), metadata: { name: `many-${i}`, namespace: "rare" } })));
+    await eventually(() => got.length >= 511, { timeoutMs: 20_000 });
+    await sleep(300);
+    ac.abort();
+    await run;
+    assert.equal(got[0], "late");
+    assert.equal(got.length, 511, "every event once");
+    assert.equal(new Set(got).size, 511);
   });
 
   test("a watch delivers in numeric resourceVersion order when the versions grow a digit", async () => {

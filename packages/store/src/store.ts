@@ -330,6 +330,9 @@ async function countAfter(q: Queryable, f: ListFilter, after: Key): Promise<numb
  * resourceVersion order, releasing a row only once every transaction that could still write a
  * smaller one has finished.
  */
+/** Outbox rows a watch reads per poll at most. */
+const TAIL_BATCH = 500;
+
 export class ObjectStore {
   private readonly indexers: Record<string, Indexer>;
   private readonly now: () => Date;
@@ -653,23 +656,40 @@ export class ObjectStore {
     const gks = gk === undefined ? undefined : typeof gk === "string" ? [gk] : [...gk];
     const reqs = requirementsOf(opts.labelSelector);
     let cursorRv = fromRv;
-    let cursorId = "9223372036854775807"; // everything at the starting resourceVersion has been seen
+    const LAST_ID = "9223372036854775807";
+    let cursorId = LAST_ID; // everything at the starting resourceVersion has been seen
     const waiter = new OutboxWaiter(this.sql, opts.signal);
     try {
       while (!opts.signal?.aborted) {
-        const rows = await this.sql<{ id: string; rv: string; type: WatchEvent["type"]; object: T }[]>`
-          SELECT id::text, rv::text, type, object FROM outbox
-          WHERE (rv, id) > (${cursorRv}::bigint, ${cursorId}::bigint)
-            AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-            ${gks ? this.sql`AND gk = ANY(${gks}::text[])` : this.sql``}
-            ${opts.namespace ? this.sql`AND namespace = ${opts.namespace}` : this.sql``}
-          ORDER BY outbox.rv, outbox.id LIMIT 500`;
+        // The rows of the watched kinds after the cursor, and the snapshot's xmin: every row below
+        // it is committed (or never will be), so once a poll is not cut short by its LIMIT the
+        // cursor moves up to it even when no row matched. Otherwise a watch of a kind that rarely
+        // changes would scan every other kind's rows since its last event at each poll.
+        const rows = await this.sql<{ id: string | null; rv: string | null; type: WatchEvent["type"]; object: T; xmin: string }[]>`
+          WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin),
+          r AS (
+            SELECT id, rv, type, object FROM outbox, s
+            WHERE (rv, id) > (${cursorRv}::bigint, ${cursorId}::bigint)
+              AND rv < s.xmin
+              ${gks ? this.sql`AND gk = ANY(${gks}::text[])` : this.sql``}
+              ${opts.namespace ? this.sql`AND namespace = ${opts.namespace}` : this.sql``}
+            ORDER BY outbox.rv, outbox.id LIMIT ${TAIL_BATCH}
+          )
+          SELECT r.id::text, r.rv::text, r.type, r.object, s.xmin::text AS xmin FROM s LEFT JOIN r ON true ORDER BY r.rv, r.id`;
+        let n = 0;
         for (const r of rows) {
+          if (r.id === null || r.rv === null) continue;
+          n++;
           cursorRv = r.rv;
           cursorId = r.id;
           if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: this.open(r.object) };
         }
-        if (rows.length < 500) await waiter.wait(rows.length === 0 ? 250 : 20);
+        const below = rows[0] ? BigInt(rows[0].xmin) - 1n : undefined;
+        if (n < TAIL_BATCH && below !== undefined && below >= BigInt(cursorRv)) {
+          cursorRv = String(below);
+          cursorId = LAST_ID;
+        }
+        if (n < TAIL_BATCH) await waiter.wait(n === 0 ? 250 : 20);
       }
     } finally {
       waiter.close();
