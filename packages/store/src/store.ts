@@ -321,6 +321,9 @@ async function countAfter(q: Queryable, f: ListFilter, after: Key): Promise<numb
   return n;
 }
 
+/** Outbox rows a watch reads per poll at most. */
+const TAIL_BATCH = 500;
+
 /**
  * The object store on Postgres. A write is decided in the database under the object's advisory
  * lock (flotilla_apply): the transaction id becomes the new resourceVersion (so an object's
@@ -330,9 +333,6 @@ async function countAfter(q: Queryable, f: ListFilter, after: Key): Promise<numb
  * resourceVersion order, releasing a row only once every transaction that could still write a
  * smaller one has finished.
  */
-/** Outbox rows a watch reads per poll at most. */
-const TAIL_BATCH = 500;
-
 export class ObjectStore {
   private readonly indexers: Record<string, Indexer>;
   private readonly now: () => Date;
