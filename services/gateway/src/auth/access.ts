@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import { AlreadyExistsError, CORE, ForbiddenError, groupKind, KARMADA, type KubeObject } from "@flotilla/api";
+import { AlreadyExistsError, CORE, ForbiddenError, groupKind, isConflict, KARMADA, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
@@ -140,7 +140,7 @@ export class RbacAuthorizer {
           break;
         } catch (e) {
           // another gateway replica wrote it first: look again
-          if (!(e instanceof AlreadyExistsError) && (e as Error).name !== "ConflictError" && (e as Error).name !== "AlreadyExistsError") throw e;
+          if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
         }
       }
     }
