@@ -8,6 +8,7 @@ export * from "./controller.js";
 export { keyLocks, KEY_LOCK_CLASS, type KeyLocks } from "@flotilla/store";
 export * from "./wakeups.js";
 export * from "./service.js";
+export * from "./host.js";
 export * from "./informer.js";
 export * from "./seen.js";
 export * from "./tracing.js";

@@ -1,13 +1,13 @@
 import { hostname } from "node:os";
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { GK, ConditionReady, findCondition, type Cluster, type WakeUp } from "@flotilla/api";
-import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
+import { groupKindOf, subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { LastSignatures, Metrics, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
+import { LastSignatures, Metrics, ServiceHost, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
 import { BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
-import { gracefulEviction, name as CONTROLLER } from "./controllers/graceful-eviction.js";
+import { gracefulEviction } from "./controllers/graceful-eviction.js";
 import { moveBack, name as MOVE_BACK_CONTROLLER } from "./controllers/move-back.js";
 import { ClusterReader } from "@flotilla/store";
 import { bindingKey, keyOf, listBindings } from "./controllers/keys.js";
@@ -121,11 +121,6 @@ export function buildApp(deps: AppDeps): App {
     return keys;
   };
 
-  let consumer: WakeUpConsumer | undefined;
-  let appConsumer: WakeUpConsumer | undefined;
-  let moveBackConsumer: WakeUpConsumer | undefined;
-  metrics.controllers([controller, appFailover, moveBackController]);
-  metrics.consumers(COMPONENT, () => [consumer, appConsumer, moveBackConsumer].filter((c) => c !== undefined));
   /** The wake-ups of the bindings (both kinds) with the index entry `index`, for `controller`, on a durable consumer of their own. */
   const bindingConsumer = (js: JetStreamClient, durable: string, target: Controller, index: string) =>
     wireWakeUps({
@@ -137,53 +132,33 @@ export function buildApp(deps: AppDeps): App {
       map: withIndex(index),
       log: log.child({ component: "wake-ups" }),
     });
-  let started = false;
-  const http = Fastify({ logger: false });
-  http.get("/healthz", async () => "ok");
-  const ready = deps.ready ?? databaseProbe(deps.sql);
-  http.get("/readyz", async (_req, reply) => {
-    if (!started) return reply.code(503).send("not ready: starting");
-    return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
-  });
-  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+  const js = deps.js;
+  const host = new ServiceHost({ name: COMPONENT, log, metrics, ready: deps.ready ?? databaseProbe(deps.sql) }).controllers(controller, appFailover, moveBackController);
+  if (js)
+    host.wakeUps(COMPONENT, () => [
+      wireWakeUps({
+        js,
+        stream: cfg.EVENTS_STREAM,
+        durable: COMPONENT,
+        subjects: [GK.resourceBinding, GK.clusterResourceBinding, GK.cluster].map((gk) => subjectFor(gk, cfg.EVENTS_PREFIX)),
+        controller,
+        map,
+        log: log.child({ component: "wake-ups" }),
+      }),
+      bindingConsumer(js, `${COMPONENT}-${APP_FAILOVER_CONTROLLER}`, appFailover, BINDING_WITH_APPLICATION_FAILOVER_INDEX),
+      bindingConsumer(js, `${COMPONENT}-${MOVE_BACK_CONTROLLER}`, moveBackController, BINDING_WITH_MOVE_BACK_INDEX),
+    ]);
+  host.resync(controller, appFailover, moveBackController);
 
   return {
-    http,
+    http: host.http,
     metrics,
     controller,
     applicationFailover: appFailover,
     moveBack: moveBackController,
-    async start() {
-      controller.start();
-      appFailover.start();
-      moveBackController.start();
-      if (deps.js) {
-        consumer = wireWakeUps({
-          js: deps.js,
-          stream: cfg.EVENTS_STREAM,
-          durable: COMPONENT,
-          subjects: [GK.resourceBinding, GK.clusterResourceBinding, GK.cluster].map((gk) => subjectFor(gk, cfg.EVENTS_PREFIX)),
-          controller,
-          map,
-          log: log.child({ component: "wake-ups" }),
-        });
-        appConsumer = bindingConsumer(deps.js, `${COMPONENT}-${APP_FAILOVER_CONTROLLER}`, appFailover, BINDING_WITH_APPLICATION_FAILOVER_INDEX);
-        moveBackConsumer = bindingConsumer(deps.js, `${COMPONENT}-${MOVE_BACK_CONTROLLER}`, moveBackController, BINDING_WITH_MOVE_BACK_INDEX);
-        await Promise.all([consumer.ready, appConsumer.ready, moveBackConsumer.ready]);
-      }
-      await Promise.all([controller.resync(), appFailover.resync(), moveBackController.resync()]);
-      started = true;
-      log.info({ controllers: [CONTROLLER, APP_FAILOVER_CONTROLLER, MOVE_BACK_CONTROLLER] }, "eviction started");
-    },
-    async listen(o) {
-      return http.listen({ host: o.host, port: o.port });
-    },
-    async stop() {
-      started = false;
-      await Promise.allSettled([consumer?.stop(), appConsumer?.stop(), moveBackConsumer?.stop()]);
-      await Promise.allSettled([controller.stop(), appFailover.stop(), moveBackController.stop()]);
-      await http.close();
-    },
+    start: () => host.start(),
+    listen: async (o) => (await host.listen(o)).url,
+    stop: () => host.stop(),
   };
 }
 
