@@ -1,18 +1,17 @@
 import { hostname } from "node:os";
-import Fastify, { type FastifyInstance } from "fastify";
-import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
+import type { FastifyInstance } from "fastify";
+import { subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { LastSignatures, Metrics, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
+import { LastSignatures, Metrics, ServiceHost, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
 import { EventRecorder, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
 import { GK, type Cluster, type WakeUp } from "@flotilla/api";
 import { noExecuteSignature } from "./logic/taints.js";
 import type { Config } from "./config.js";
-import { BINDING_EVICTION_CONTROLLER, bindingEvictionController } from "./controllers/binding-eviction.js";
+import { bindingEvictionController } from "./controllers/binding-eviction.js";
 import { CLUSTER_CONTROLLER, clusterController } from "./controllers/cluster.js";
 import type { ControllerDeps } from "./controllers/deps.js";
 
 import { ClusterReader } from "@flotilla/store";
-import { EvictionHints } from "./controllers/hints.js";
 import { EvictionPacer } from "./controllers/pacer.js";
 import { TAINT_MANAGER_CONTROLLER, taintManagerController } from "./controllers/taint-manager.js";
 import { TAINT_POLICY_CONTROLLER, taintPolicyController } from "./controllers/taint-policy.js";
@@ -77,7 +76,6 @@ export function buildApp(deps: AppDeps): App {
   );
   const listClusters = async () => (await store.list<Cluster>(GK.cluster)).items.map((c) => c.metadata.name ?? "");
   const runtime = { sql: deps.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime };
-  const hints = new EvictionHints();
   const metrics = deps.metrics ?? new Metrics();
   const evictions = metrics.counter(TAINT_MANAGER_METRICS.evictions, "Clusters evicted from bindings, by mode (graceful: into a graceful-eviction task; immediate: removed at once).", ["mode"]);
 
@@ -86,7 +84,6 @@ export function buildApp(deps: AppDeps): App {
     reconciler: bindingEvictionController({
       ...base,
       pacer,
-      hints,
       clusters: new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime()),
       onEvicted: (graceful) => evictions.inc({ mode: graceful ? "graceful" : "immediate" }),
     }),
@@ -101,10 +98,7 @@ export function buildApp(deps: AppDeps): App {
     ...runtime,
     reconciler: taintManagerController({
       ...base,
-      evict: (k, b) => {
-        hints.set(k, b);
-        bindingEviction.add(k);
-      },
+      evict: (k) => bindingEviction.add(k),
     }),
     concurrency: cfg.CONCURRENT_CLUSTER_SYNCS,
     listKeys: listClusters,
@@ -123,10 +117,6 @@ export function buildApp(deps: AppDeps): App {
     return [name];
   };
   const controllers = { cluster, taintPolicy, taintManager, bindingEviction };
-  const all = [cluster, taintPolicy, taintManager, bindingEviction];
-  metrics.controllers(all);
-  let consumers: WakeUpConsumer[] = [];
-  metrics.consumers(COMPONENT, () => consumers);
   metrics.gauge(TAINT_MANAGER_METRICS.evictionRate, "Evictions per second allowed now.", [], function () {
     this.set(pacer.stats.rate);
   });
@@ -144,50 +134,28 @@ export function buildApp(deps: AppDeps): App {
     this.set({ health: "healthy" }, h.total - h.unhealthy);
   });
 
-  let started = false;
-
-  const http = Fastify({ logger: false });
-  http.get("/healthz", async () => "ok");
-  const ready = deps.ready ?? databaseProbe(deps.sql);
-  http.get("/readyz", async (_req, reply) => {
-    if (!started) return reply.code(503).send("not ready: starting");
-    return (await ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
-  });
-  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+  const js = deps.js;
+  const host = new ServiceHost({ name: COMPONENT, log, metrics, ready: deps.ready ?? databaseProbe(deps.sql) }).controllers(cluster, taintPolicy, taintManager, bindingEviction);
+  if (js) {
+    const common = { js, stream: cfg.EVENTS_STREAM, subject: subjectFor(GK.cluster, cfg.EVENTS_PREFIX), map: byObjectKey, log: log.child({ component: "wake-ups" }) };
+    host.wakeUps(COMPONENT, () => [
+      wireWakeUps({ ...common, durable: `${COMPONENT}-${CLUSTER_CONTROLLER}`, controller: cluster }),
+      wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}`, controller: taintPolicy }),
+      // a policy created, changed or deleted: every cluster is evaluated again
+      wireWakeUps({ ...common, subject: subjectFor(GK.clusterTaintPolicy, cfg.EVENTS_PREFIX), durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}-policies`, controller: taintPolicy, map: listClusters }),
+      wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager, map: byNoExecuteChange }),
+    ]);
+  }
+  host.resync(cluster, taintPolicy, taintManager);
 
   return {
-    http,
+    http: host.http,
     controllers,
     pacer,
     metrics,
-    async start() {
-      for (const c of all) c.start();
-      if (deps.js) {
-        const subject = subjectFor(GK.cluster, cfg.EVENTS_PREFIX);
-        const common = { js: deps.js, stream: cfg.EVENTS_STREAM, subject, map: byObjectKey, log: log.child({ component: "wake-ups" }) };
-        consumers = [
-          wireWakeUps({ ...common, durable: `${COMPONENT}-${CLUSTER_CONTROLLER}`, controller: cluster }),
-          wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}`, controller: taintPolicy }),
-          // a policy created, changed or deleted: every cluster is evaluated again
-          wireWakeUps({ ...common, subject: subjectFor(GK.clusterTaintPolicy, cfg.EVENTS_PREFIX), durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}-policies`, controller: taintPolicy, map: listClusters }),
-          wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager, map: byNoExecuteChange }),
-        ];
-        await Promise.all(consumers.map((c) => c.ready));
-      }
-      await Promise.all([cluster.resync(), taintPolicy.resync(), taintManager.resync()]);
-      started = true;
-      log.info({ controllers: [CLUSTER_CONTROLLER, TAINT_POLICY_CONTROLLER, TAINT_MANAGER_CONTROLLER, BINDING_EVICTION_CONTROLLER] }, "taint-manager started");
-    },
-    async listen(o) {
-      return http.listen({ host: o.host, port: o.port });
-    },
-    async stop() {
-      started = false;
-      await Promise.allSettled(consumers.map((c) => c.stop()));
-      await Promise.allSettled(all.map((c) => c.stop()));
-      hints.clear();
-      await http.close();
-    },
+    start: () => host.start(),
+    listen: async (o) => (await host.listen(o)).url,
+    stop: () => host.stop(),
   };
 }
 

@@ -17,7 +17,7 @@ export const TAINT_MANAGER_CONTROLLER = "taint-manager";
  * CLUSTER_TAINT_EVICTION_RETRY_FREQUENCY at the latest to pick up new bindings. Wake-ups that
  * leave the NoExecute taints as they were (heartbeats) do not reach it (`noExecuteSignature`).
  */
-export function taintManagerController(d: ControllerDeps & { evict: (key: string, binding: AnyResourceBinding) => void }): Reconciler<string> {
+export function taintManagerController(d: ControllerDeps & { evict: (key: string) => void }): Reconciler<string> {
   return {
     name: TAINT_MANAGER_CONTROLLER,
     async reconcile(name, { log }) {
@@ -40,7 +40,7 @@ export function taintManagerController(d: ControllerDeps & { evict: (key: string
         if (!(b.spec?.clusters ?? []).some((t) => t.name === name)) continue;
         const dec = evictionDecision(taints, b.spec?.placement?.clusterTolerations, now);
         if (dec.kind === "evict") {
-          d.evict(evictionKey(name, b), b);
+          d.evict(evictionKey(name, b));
           due++;
         } else if (dec.kind === "wait") {
           waiting++;
