@@ -130,6 +130,11 @@ export function loadConfig<S extends Schema>(schema: S, env: Record<string, stri
   return Object.freeze(out) as ConfigOf<S>;
 }
 
+/** Every field's default (as a service without any variable set would run); throws when a field has none. */
+export function defaultsOf<S extends Schema>(schema: S): ConfigOf<S> {
+  return loadConfig(schema, {});
+}
+
 /** The settings every service shares. */
 export const common = {
   DATABASE_URL: url("postgres://postgres@127.0.0.1:5432/flotilla", ["postgres", "postgresql"], "Postgres connection string; the database is created if missing"),

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { GK, RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
 import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Metrics, SeenVersions, createController, storedAt, type Controller, type KeyLocks, type KeyVersion } from "@flotilla/runtime";
+import { SeenVersions, ServiceHost, createController, type Metrics, storedAt, type Controller, type KeyLocks, type KeyVersion } from "@flotilla/runtime";
 import { EventRecorder, type ObjectStore, type Sql } from "@flotilla/store";
 import { DEFAULT_SETTINGS, type Settings } from "./config.js";
 import { bindingController, bindingControllerName } from "./controllers/binding.js";
@@ -127,77 +127,49 @@ export function buildApp(deps: AppDeps): App {
     concurrency: settings.dependenciesConcurrency,
     listKeys: () => keysOf(deps.store, [GK.resourceBinding]),
   });
-  const controllers = [detector, policy, binding, dependencies];
-  const metrics = deps.metrics ?? new Metrics();
-  metrics.controllers(controllers);
+  const enabled = [run.detector && detector, run.policy && policy, run.binding && binding, run.dependencies && dependencies].filter((c): c is Controller => !!c);
+  const host = new ServiceHost({ name: "binding", log: deps.log, metrics: deps.metrics, ready: deps.ready }).controllers(...enabled);
   let consumer: WakeUpConsumer | undefined;
-  metrics.consumers(settings.durable, () => (consumer ? [consumer] : []));
-
-  const http: FastifyInstance = Fastify({
-    loggerInstance: deps.log.child({ component: "http" }) as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
+  host.wakeUps(settings.durable, () => {
+    consumer = consume({
+      js: deps.js,
+      stream: deps.stream,
+      durable: settings.durable,
+      subject: streamSubject(deps.prefix),
+      concurrency: 1000,
+      maxAckPending: 1000,
+      log: deps.log.child({ component: "wakeups" }),
+      handler: async (w, m) => {
+        const keys = await routeWakeUp(w, d);
+        const since = storedAt(m);
+        const trace = w.traceContext;
+        // the wake-up's version speaks for its own object's key only (a parked key skips versions it failed on)
+        const hint = (k: string) => (k === keys.own ? { resourceVersion: w.resourceVersion, since, trace } : { since, trace });
+        const waits: Promise<void>[] = [];
+        if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k, hint(k)));
+        if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k, hint(k)));
+        if (run.binding) for (const k of keys.binding) waits.push(binding.enqueue(k, hint(k)));
+        if (run.dependencies) for (const k of keys.dependencies) waits.push(dependencies.enqueue(k, hint(k)));
+        await Promise.all(waits);
+      },
+    });
+    return [consumer];
   });
-  let consumerReady = false;
-  http.get("/healthz", async () => "ok");
-  http.get("/livez", async () => "ok");
-  http.get("/readyz", async (_req, reply) => {
-    const db = await (deps.ready ?? (async () => true))().catch(() => false);
-    if (!db) return reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
-    if (!consumerReady) return reply.code(503).send("not ready: wake-up consumer not started");
-    return "ok";
-  });
-  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 
-  let started = false;
   return {
-    http,
+    http: host.http,
     detector,
     policy,
     binding,
     dependencies,
-    metrics,
+    metrics: host.metrics,
     get consumer() {
       return consumer;
     },
     async start(listen) {
-      if (!started) {
-        started = true;
-        if (run.detector) detector.start();
-        if (run.policy) policy.start();
-        if (run.binding) binding.start();
-        if (run.dependencies) dependencies.start();
-        consumer = consume({
-          js: deps.js,
-          stream: deps.stream,
-          durable: settings.durable,
-          subject: streamSubject(deps.prefix),
-          concurrency: 1000,
-          maxAckPending: 1000,
-          log: deps.log.child({ component: "wakeups" }),
-          handler: async (w, m) => {
-            const keys = await routeWakeUp(w, d);
-            const since = storedAt(m);
-            const trace = w.traceContext;
-            // the wake-up's version speaks for its own object's key only (a parked key skips versions it failed on)
-            const hint = (k: string) => (k === keys.own ? { resourceVersion: w.resourceVersion, since, trace } : { since, trace });
-            const waits: Promise<void>[] = [];
-            if (run.detector) for (const k of keys.detector) waits.push(detector.enqueue(k, hint(k)));
-            if (run.policy) for (const k of keys.policy) waits.push(policy.enqueue(k, hint(k)));
-            if (run.binding) for (const k of keys.binding) waits.push(binding.enqueue(k, hint(k)));
-            if (run.dependencies) for (const k of keys.dependencies) waits.push(dependencies.enqueue(k, hint(k)));
-            await Promise.all(waits);
-          },
-        });
-        void consumer.ready.then(() => (consumerReady = true));
-      }
-      if (!listen) return {};
-      const url = await http.listen({ host: listen.host, port: listen.port });
-      return { url };
+      await host.start();
+      return listen ? { url: (await host.listen(listen)).url } : {};
     },
-    async stop() {
-      await consumer?.stop();
-      await Promise.all(controllers.map((c) => c.stop()));
-      await http.close();
-    },
+    stop: () => host.stop(),
   };
 }

@@ -1,4 +1,4 @@
-import { bool, duration, int, port, str, type ConfigOf } from "@flotilla/config";
+import { bool, defaultsOf, duration, int, port, str, type ConfigOf } from "@flotilla/config";
 
 /** The binding service's own settings; the common ones (DATABASE_URL, NATS_URL, LOG_LEVEL, EVENTS_*, OUTBOX_RETENTION) come with runService. */
 export const configSchema = {
@@ -37,20 +37,7 @@ export interface Settings {
   durable: string;
 }
 
-export const DEFAULT_SETTINGS: Settings = settingsFrom({
-  SKIPPED_PROPAGATING_NAMESPACES: "kube-.*",
-  DETECTOR_CONCURRENCY: 32,
-  POLICY_CONCURRENCY: 4,
-  BINDING_CONCURRENCY: 32,
-  DEPENDENCIES_CONCURRENCY: 4,
-  RESYNC_PERIOD: 30 * 60_000,
-  DIRECTLY_PURGE_REQUEUE: 5000,
-  WORK_DELETING_REQUEUE: 5000,
-  POLICY_FANOUT_WAIT: 30_000,
-  POLICY_CACHE_TTL: 1000,
-  POLICY_PREEMPTION: false,
-  CONSUMER_DURABLE: "binding",
-});
+export const DEFAULT_SETTINGS: Settings = settingsFrom(defaultsOf(configSchema));
 
 export function settingsFrom(
   c: Pick<
