@@ -130,10 +130,16 @@ export class ServiceHost {
   async listen(o: { host: string; port: number; grpcPort?: number }): Promise<Listening> {
     const url = await this.http.listen({ host: o.host, port: o.port });
     if (o.grpcPort === undefined || o.grpcPort < 0 || !this.grpcServer) return { url };
+    return { url, grpcAddress: await this.listenGrpc(o.host, o.grpcPort) };
+  }
+
+  /** Serves the gRPC services alone on host:port (0: any free port); returns host:port. */
+  async listenGrpc(host: string, port: number): Promise<string> {
     const server = this.grpcServer;
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${o.host}:${o.grpcPort}`, this.grpcCredentials, (err, bound) => (err ? reject(err) : resolve(bound))));
+    if (!server) throw new Error(`${this.o.name} declares no gRPC service`);
+    const bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${port}`, this.grpcCredentials, (err, p) => (err ? reject(err) : resolve(p))));
     this.grpcBound = true;
-    return { url, grpcAddress: `${o.host}:${port}` };
+    return `${host}:${bound}`;
   }
 
   /** Stops what started, in the reverse order (each step's failure is logged, the others go on), then the servers. */

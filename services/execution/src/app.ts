@@ -1,10 +1,9 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import * as grpc from "@grpc/grpc-js";
+import type { FastifyInstance } from "fastify";
 import { randomUUID } from "node:crypto";
 import { GK, KARMADA, clusterOfExecutionNamespace, executionNamespace, groupKind, type KubeObject, type Work } from "@flotilla/api";
-import { subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
+import { subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Metrics, SeenVersions, backoffDelay, createController, objectKey, wireWakeUps, type Controller } from "@flotilla/runtime";
+import { Metrics, SeenVersions, ServiceHost, backoffDelay, createController, objectKey, wireWakeUps, type Controller } from "@flotilla/runtime";
 import type { ObjectStore, Sql } from "@flotilla/store";
 import type { HealthResult } from "@flotilla/kube";
 import { ReadyThresholds } from "@flotilla/member-apply";
@@ -15,60 +14,13 @@ import { estimatorHandlers, estimatorServiceDefinition } from "./controllers/est
 import { MemberLeases } from "./controllers/member-leases.js";
 import { Members } from "./controllers/members.js";
 import { executionController } from "./controllers/work.js";
-import type { HttpMembers } from "@flotilla/api";
+import { common, defaultsOf, type ConfigOf } from "@flotilla/config";
+import { configSchema, type Config } from "./config.js";
 
-/** The settings buildExecution uses (config.ts's Config satisfies it; tests pass shrunk timings). */
-export interface ExecutionSettings {
-  CLUSTER_STATUS_UPDATE_FREQUENCY: number;
-  CLUSTER_FAILURE_THRESHOLD: number;
-  CLUSTER_SUCCESS_THRESHOLD: number;
-  CLUSTER_PROBE_TIMEOUT: number;
-  CLUSTER_DISCOVERY_REFRESH: number;
-  CLUSTER_STATUS_CONCURRENCY: number;
-  WORK_CONCURRENCY: number;
-  WORK_RESYNC_PERIOD: number;
-  WORK_RETRY_INTERVAL: number;
-  CLUSTER_CACHE_REFRESH: number;
-  MEMBER_REQUEST_TIMEOUT: number;
-  MEMBER_MAX_SOCKETS: number;
-  MEMBER_WATCH_TIMEOUT: number;
-  ESTIMATOR_TIMEOUT: number;
-  ESTIMATOR_SNAPSHOT_MAX_AGE: number;
-  /** Plain-http member endpoints allowed: none, loopback ones, or any. */
-  MEMBER_ALLOW_HTTP: HttpMembers;
-  EVENTS_STREAM: string;
-  EVENTS_PREFIX: string;
-  /** Each member is probed, watched and applied by one replica, by lease (false: every replica works on every member). */
-  MEMBER_SHARDING: boolean;
-  /** A member lease (and a replica heartbeat) not renewed for this long is taken over by another replica. */
-  MEMBER_LEASE_DURATION: number;
-  /** Time between two lease rounds (heartbeat, rebalance, renewal). */
-  MEMBER_LEASE_RENEW_INTERVAL: number;
-}
+/** The settings buildExecution uses: the service's own (config.ts) but its listeners and name, and the wake-up stream's (tests pass shrunk timings). */
+export type ExecutionSettings = Omit<Config, "HOST" | "PORT" | "ESTIMATOR_PORT" | "REPLICA_NAME"> & Pick<ConfigOf<typeof common>, "EVENTS_STREAM" | "EVENTS_PREFIX">;
 
-export const DEFAULT_SETTINGS: ExecutionSettings = {
-  CLUSTER_STATUS_UPDATE_FREQUENCY: 10_000,
-  CLUSTER_FAILURE_THRESHOLD: 30_000,
-  CLUSTER_SUCCESS_THRESHOLD: 30_000,
-  CLUSTER_PROBE_TIMEOUT: 5_000,
-  CLUSTER_DISCOVERY_REFRESH: 60_000,
-  CLUSTER_STATUS_CONCURRENCY: 100,
-  WORK_CONCURRENCY: 64,
-  WORK_RESYNC_PERIOD: 600_000,
-  WORK_RETRY_INTERVAL: 10_000,
-  CLUSTER_CACHE_REFRESH: 2_000,
-  MEMBER_REQUEST_TIMEOUT: 10_000,
-  MEMBER_MAX_SOCKETS: 64,
-  MEMBER_WATCH_TIMEOUT: 300_000,
-  ESTIMATOR_TIMEOUT: 3_000,
-  ESTIMATOR_SNAPSHOT_MAX_AGE: 15_000,
-  MEMBER_ALLOW_HTTP: "none",
-  EVENTS_STREAM: "FLOTILLA_OBJECTS",
-  EVENTS_PREFIX: "flotilla",
-  MEMBER_SHARDING: false,
-  MEMBER_LEASE_DURATION: 10_000,
-  MEMBER_LEASE_RENEW_INTERVAL: 2_000,
-};
+export const DEFAULT_SETTINGS: ExecutionSettings = { ...defaultsOf(configSchema), EVENTS_STREAM: defaultsOf(common).EVENTS_STREAM, EVENTS_PREFIX: defaultsOf(common).EVENTS_PREFIX };
 
 /** A replica's own wake-up consumers are deleted by the server after this long without a pull (the replica went away). */
 const OWN_CONSUMER_INACTIVE_MS = 5 * 60_000;
@@ -110,7 +62,6 @@ export const EXECUTION_METRICS = {
 
 export interface Execution {
   http: FastifyInstance;
-  grpcServer: grpc.Server;
   works: Controller;
   clusterStatus: Controller;
   clusters: ClusterCache;
@@ -320,22 +271,6 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     backoff: deps.runner?.backoff,
   });
 
-  const grpcServer = new grpc.Server();
-  grpcServer.addService(
-    estimatorServiceDefinition,
-    estimatorHandlers({
-      clusters,
-      members,
-      cfg: { timeoutMs: s.ESTIMATOR_TIMEOUT, maxSnapshotAgeMs: s.ESTIMATOR_SNAPSHOT_MAX_AGE },
-      log: log.child({ component: "estimator" }),
-      onCall: (ms) => estimatorCalls.observe(ms / 1000),
-    }),
-  );
-
-  const http: FastifyInstance = Fastify({ loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) });
-  http.get("/healthz", async () => "ok");
-  http.get("/livez", async () => "ok");
-  http.get("/readyz", async (_req, reply) => ((await (deps.ready?.() ?? Promise.resolve(true)).catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable")));
   metrics.gauge(EXECUTION_METRICS.clusters, "Clusters known to this replica.", [], function () {
     this.set(clusters.names().length);
   });
@@ -351,17 +286,100 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     this.reset();
     this.inc(leases?.stats.failedRounds ?? 0);
   });
-  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
-
-  const consumers: WakeUpConsumer[] = [];
-  metrics.controllers([works, clusterStatus]);
-  metrics.consumers(deps.durablePrefix ?? "execution", () => consumers);
-  let grpcBound = false;
-  let started = false;
+  const js = deps.js;
+  const host = new ServiceHost({ name: "execution", log, metrics, ready: deps.ready })
+    .grpc(
+      estimatorServiceDefinition,
+      estimatorHandlers({
+        clusters,
+        members,
+        cfg: { timeoutMs: s.ESTIMATOR_TIMEOUT, maxSnapshotAgeMs: s.ESTIMATOR_SNAPSHOT_MAX_AGE },
+        log: log.child({ component: "estimator" }),
+        onCall: (ms) => estimatorCalls.observe(ms / 1000),
+      }),
+    )
+    .step({
+      start: () => clusters.start(),
+      stop: () => {
+        clusters.stop();
+        return members.close();
+      },
+    })
+    // only once nothing runs: the members are free for the other replicas at once
+    .step({ stop: () => leases?.stop() })
+    .controllers(works, clusterStatus)
+    .step({
+      start: async () => {
+        if (leases) {
+          // each member this replica takes is compared with its Works then (onAcquired)
+          await leases.start();
+          return;
+        }
+        void clusterStatus.resync().catch(() => {});
+        // nothing is taken from an earlier life: every member is compared with its Works now
+        for (const cluster of clusters.names()) fanOut(cluster, "start");
+      },
+      stop: () => {
+        stopping = true;
+        for (const t of retryTimers) clearTimeout(t);
+        retryTimers.clear();
+      },
+    });
+  if (js) {
+    // Sharded, a wake-up must reach the replica that owns its member: every replica has its own
+    // consumers (from the moment it starts; taking a member compares all its Works anyway) and
+    // keeps the wake-ups of its members; without sharding the replicas share one.
+    const durable = leases ? `${deps.durablePrefix ?? "execution"}-${replica.replace(/[^A-Za-z0-9_-]/g, "_")}` : (deps.durablePrefix ?? "execution");
+    const common = { js, stream: s.EVENTS_STREAM, ...(leases ? { ownConsumer: { inactiveThresholdMs: OWN_CONSUMER_INACTIVE_MS } } : {}), log: log.child({ component: "wakeups" }) };
+    host.wakeUps(
+      deps.durablePrefix ?? "execution",
+      () => [
+        wireWakeUps({
+          ...common,
+          durable: `${durable}-works`,
+          subject: subjectFor(GK.work, s.EVENTS_PREFIX),
+          controller: works,
+          map: (w) => {
+            const cluster = clusterOfExecutionNamespace(w.namespace ?? "");
+            if (cluster === undefined || !owns(cluster)) return [];
+            const key = objectKey(w);
+            return worksSeen.covers(key, w.resourceVersion) ? [] : [key];
+          },
+        }),
+        wireWakeUps({
+          ...common,
+          durable: `${durable}-clusters`,
+          subject: subjectFor(groupKind(KARMADA.cluster), s.EVENTS_PREFIX),
+          controller: clusterStatus,
+          map: async (w) => {
+            const name = w.name ?? "";
+            if (clustersSeen.covers(name, w.resourceVersion)) return [];
+            await clusters.fresh(name); // the reconcile (and the Works) read the cache
+            if (leases && !leases.owns(name)) {
+              leases.nudge(); // a new member is taken at once rather than at the next round
+              return [];
+            }
+            return [name];
+          },
+        }),
+        wireWakeUps({
+          ...common,
+          durable: `${durable}-secrets`,
+          subject: subjectFor(GK.secret, s.EVENTS_PREFIX),
+          controller: clusterStatus,
+          map: async (w) => {
+            const names = clusters.referencing(w.namespace ?? "", w.name ?? "");
+            for (const n of names) await clusters.fresh(n);
+            return names.filter(owns);
+          },
+        }),
+      ],
+      { stopTimeoutMs: 2000 },
+    );
+  }
 
   return {
-    http,
-    grpcServer,
+    http: host.http,
     works,
     clusterStatus,
     clusters,
@@ -371,101 +389,13 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     owns,
     probes,
     async start(o = {}) {
-      started = true;
-      await clusters.start();
-      works.start();
-      clusterStatus.start();
-      if (leases) {
-        // each member this replica takes is compared with its Works then (onAcquired)
-        await leases.start();
-      } else {
-        void clusterStatus.resync().catch(() => {});
-        // nothing is taken from an earlier life: every member is compared with its Works now
-        for (const cluster of clusters.names()) fanOut(cluster, "start");
-      }
-      if (deps.js) {
-        const prefix = s.EVENTS_PREFIX;
-        // Sharded, a wake-up must reach the replica that owns its member: every replica has its
-        // own consumers (from the moment it starts; taking a member compares all its Works
-        // anyway) and keeps the wake-ups of its members; without sharding the replicas share one.
-        const durable = leases ? `${deps.durablePrefix ?? "execution"}-${replica.replace(/[^A-Za-z0-9_-]/g, "_")}` : (deps.durablePrefix ?? "execution");
-        const own = leases ? { ownConsumer: { inactiveThresholdMs: OWN_CONSUMER_INACTIVE_MS } } : {};
-        consumers.push(
-          wireWakeUps({
-            js: deps.js,
-            stream: s.EVENTS_STREAM,
-            durable: `${durable}-works`,
-            subject: subjectFor(GK.work, prefix),
-            controller: works,
-            ...own,
-            map: (w) => {
-              const cluster = clusterOfExecutionNamespace(w.namespace ?? "");
-              if (cluster === undefined || !owns(cluster)) return [];
-              const key = objectKey(w);
-              return worksSeen.covers(key, w.resourceVersion) ? [] : [key];
-            },
-            log: log.child({ component: "wakeups" }),
-          }),
-          wireWakeUps({
-            js: deps.js,
-            stream: s.EVENTS_STREAM,
-            durable: `${durable}-clusters`,
-            subject: subjectFor(groupKind(KARMADA.cluster), prefix),
-            controller: clusterStatus,
-            ...own,
-            map: async (w) => {
-              const name = w.name ?? "";
-              if (clustersSeen.covers(name, w.resourceVersion)) return [];
-              await clusters.fresh(name); // the reconcile (and the Works) read the cache
-              if (leases && !leases.owns(name)) {
-                leases.nudge(); // a new member is taken at once rather than at the next round
-                return [];
-              }
-              return [name];
-            },
-            log: log.child({ component: "wakeups" }),
-          }),
-          wireWakeUps({
-            js: deps.js,
-            stream: s.EVENTS_STREAM,
-            durable: `${durable}-secrets`,
-            subject: subjectFor(GK.secret, prefix),
-            controller: clusterStatus,
-            ...own,
-            map: async (w) => {
-              const names = clusters.referencing(w.namespace ?? "", w.name ?? "");
-              for (const n of names) await clusters.fresh(n);
-              return names.filter(owns);
-            },
-            log: log.child({ component: "wakeups" }),
-          }),
-        );
-      }
+      await host.start();
       const out: { url?: string; estimatorAddress?: string } = {};
-      const host = o.host ?? "127.0.0.1";
-      if (o.port !== undefined) out.url = await http.listen({ host, port: o.port });
-      if (o.estimatorPort !== undefined) {
-        const p = await new Promise<number>((resolve, reject) =>
-          grpcServer.bindAsync(`${host}:${o.estimatorPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-        );
-        grpcBound = true;
-        out.estimatorAddress = `${host}:${p}`;
-      }
+      const hostname = o.host ?? "127.0.0.1";
+      if (o.port !== undefined) out.url = (await host.listen({ host: hostname, port: o.port })).url;
+      if (o.estimatorPort !== undefined) out.estimatorAddress = await host.listenGrpc(hostname, o.estimatorPort);
       return out;
     },
-    async stop() {
-      if (!started) return;
-      stopping = true;
-      for (const t of retryTimers) clearTimeout(t);
-      retryTimers.clear();
-      await Promise.allSettled(consumers.map((c) => c.stop({ timeoutMs: 2000 })));
-      await Promise.allSettled([works.stop(), clusterStatus.stop()]);
-      // only once nothing runs: the members are free for the other replicas at once
-      await leases?.stop();
-      clusters.stop();
-      await members.close();
-      if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
-      await http.close();
-    },
+    stop: () => host.stop(),
   };
 }

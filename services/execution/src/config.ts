@@ -1,4 +1,4 @@
-import { bool, duration, int, oneOf, port, str } from "@flotilla/config";
+import { bool, duration, int, oneOf, port, str, type ConfigOf } from "@flotilla/config";
 
 /**
  * The execution service's own settings (runService adds the shared ones: DATABASE_URL, NATS_URL,
@@ -30,3 +30,5 @@ export const configSchema = {
   REPLICA_NAME: str("", "this replica's name among the execution replicas (unique; kept across its restarts); empty: <host name>-<PORT>"),
   ESTIMATOR_SNAPSHOT_MAX_AGE: duration("15s", "a member's nodes and pods (refreshed by every status probe) older than this are listed again before an estimate"),
 };
+
+export type Config = ConfigOf<typeof configSchema>;
