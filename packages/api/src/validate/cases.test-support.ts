@@ -1,0 +1,32 @@
+// The table runner of the validation tests: each case mutates a valid object and names the field errors it expects.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { InvalidError, validateObject, type ResourceType } from "@flotilla/api";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+/** [test name, resource type, a valid object, the change, the expected [field, reason] pairs (none: still valid)]. */
+export type Case = [name: string, rt: ResourceType, base: () => Json, mutate: (o: Json) => void, want: Array<[string, string]>];
+
+/** One test per case: validateObject accepts the changed object, or rejects it with exactly `want`. */
+export function runCases(cases: readonly Case[]): void {
+  for (const [name, rt, base, mutate, want] of cases) {
+    test(name, () => {
+      const o = base();
+      mutate(o);
+      if (want.length === 0) {
+        assert.doesNotThrow(() => validateObject(rt, o));
+        return;
+      }
+      assert.throws(
+        () => validateObject(rt, o),
+        (e: unknown) => {
+          assert.ok(e instanceof InvalidError, String(e));
+          assert.deepEqual(e.causes.map((c) => [c.field, c.reason]), want);
+          return true;
+        },
+      );
+    });
+  }
+}
