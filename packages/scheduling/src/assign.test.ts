@@ -117,6 +117,13 @@ for (const [name, o, allocatable, kind, message] of failures) {
   });
 }
 
+test("an unsupported strategy is an invalid placement, not a server fault", () => {
+  assert.throws(
+    () => run({ replicas: 2, placement: { replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Random" } } }, { a: 3 }),
+    (e: unknown) => e instanceof SchedulingError && e.reason === "Invalid" && e.httpStatus === 422,
+  );
+});
+
 const overflow: Placement = {
   replicaScheduling: divided.dynamic(),
   clusterAffinities: [{ affinityName: "main", clusterNames: ["member1"], overflowAffinities: [{ affinityName: "burst", clusterNames: ["member2"] }] }],

@@ -182,6 +182,7 @@ export function assignReplicas(candidates: readonly Candidate[], ctx: Scheduling
       "SchedulerError",
       `unsupported replica scheduling strategy, replicaSchedulingType: ${replicaSchedulingType(ctx.placement)}, ` +
         `replicaDivisionPreference: ${ctx.placement.replicaScheduling?.replicaDivisionPreference ?? ""}, please try another scheduling strategy`,
+      { reason: "Invalid" },
     );
   }
   const result = overflowActive(ctx, strategy)

@@ -345,5 +345,5 @@ export function selectClusters(sorted: Candidate[], placement: Placement, spec: 
   if (constraints.has("region")) return selectByRegion(sorted, constraints, placement, spec);
   const cluster = constraints.get("cluster");
   if (cluster) return selectByCluster(sorted, cluster, neededReplicas(placement, spec));
-  throw new SchedulingError("SchedulerError", "just support cluster and region spread constraint");
+  throw new SchedulingError("SchedulerError", "just support cluster and region spread constraint", { reason: "Invalid" });
 }

@@ -24,8 +24,10 @@ const connectionLost = (e: unknown): boolean => {
 /**
  * The gRPC error for a failure (see `FlotillaError`): INVALID_ARGUMENT for a bad simulation (the
  * Kubernetes Status the gateway answers with travels in the `k8s-status` metadata, naming every
- * bad field), UNAVAILABLE when the cluster snapshot cannot be read, INTERNAL otherwise (no
- * internals exposed).
+ * bad field), UNAVAILABLE when the cluster snapshot cannot be read, the code of its reason for any
+ * other FlotillaError (a scheduling failure, should one be thrown, is ABORTED: a binding that does
+ * not fit is an answer of the Simulation, not a server fault), INTERNAL otherwise (no internals
+ * exposed).
  */
 export function toGrpcError(err: unknown): grpc.ServiceError {
   const e = connectionLost(err)
