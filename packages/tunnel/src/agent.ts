@@ -170,8 +170,9 @@ export class TunnelClient {
       res = await this.o.forward({ method: head.method, path: head.path, headers: head.headers, ...(s.body ? { body: s.body } : {}), signal: s.ac.signal });
     } catch (e) {
       if (this.active.delete(id)) {
-        const err = e as { code?: string; name?: string };
-        this.send(ws, encodeJson(FrameType.Reset, id, { code: err.code ?? err.name ?? "Error" }));
+        // a Node error code (ECONNREFUSED) or the error's name (a FlotillaError's `code` is its gRPC one, a number)
+        const err = e as { code?: unknown; name?: string };
+        this.send(ws, encodeJson(FrameType.Reset, id, { code: typeof err.code === "string" ? err.code : (err.name ?? "Error") }));
       }
       return;
     }

@@ -1,6 +1,7 @@
 import { PassThrough, type Readable } from "node:stream";
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import type { WebSocket } from "ws";
+import { FlotillaError } from "@flotilla/api";
 import { FrameType, ProtocolError, chunks, decodeFrame, encodeFrame, encodeJson, parseReset, parseResponseHead, type Headers } from "./logic/frame.js";
 
 /** What the member answered, through the agent. */
@@ -11,14 +12,19 @@ export interface TunnelResponse {
   body: Readable;
 }
 
-/** The tunnel failed before the member answered; `code` is a Node error code or name (ECONNREFUSED, TimeoutError, TunnelClosed). */
-export class TunnelRequestError extends Error {
+/**
+ * The tunnel failed before the member answered (no tunnel, the tunnel closed, the member or the
+ * agent reset the stream, no answer in time): the member cannot be reached now, a
+ * `ServiceUnavailable` (503, UNAVAILABLE, retryable). `errorCode` says why, a Node error code or
+ * name (ECONNREFUSED, TimeoutError, TunnelClosed); `code` is the gRPC code, as of every FlotillaError.
+ */
+export class TunnelRequestError extends FlotillaError {
   override readonly name = "TunnelRequestError";
   constructor(
     message: string,
-    readonly code: string,
+    readonly errorCode: string,
   ) {
-    super(message);
+    super("ServiceUnavailable", message);
   }
 }
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { createInterface } from "node:readline";
-import type { KubeObject } from "@flotilla/api";
+import { FlotillaError, REASONS, reasonForHttp, type KubeObject, type StatusReason } from "@flotilla/api";
 
 export interface GatewayClientOptions {
   /** Base URL of the Flotilla gateway (https://host:port). */
@@ -14,25 +14,34 @@ export interface GatewayClientOptions {
   timeoutMs?: number;
 }
 
-/** A Kubernetes Status the gateway answered with. */
-export class GatewayError extends Error {
+/** The reason a Status names, when the taxonomy knows it; else the one of its HTTP status. */
+const reasonOf = (reason: string, status: number): StatusReason => (Object.hasOwn(REASONS, reason) ? (reason as StatusReason) : reasonForHttp(status));
+
+/**
+ * A Kubernetes Status the gateway answered with, as the FlotillaError it names (its reason, else
+ * the reason of its HTTP status); `status` is the HTTP status it came with.
+ */
+export class GatewayError extends FlotillaError {
   override readonly name = "GatewayError";
   constructor(
-    readonly code: number,
-    readonly reason: string,
+    readonly status: number,
+    reason: string,
     message: string,
   ) {
-    super(message);
+    super(reasonOf(reason, status), message);
   }
 }
 
-/** The gateway did not answer (down, refused, timed out). */
-export class GatewayUnreachableError extends Error {
+/** The gateway did not answer (down, refused, timed out): `ServiceUnavailable`, retry later. */
+export class GatewayUnreachableError extends FlotillaError {
   override readonly name = "GatewayUnreachableError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ServiceUnavailable", message, options);
+  }
 }
 
-export const isNotFound = (e: unknown) => e instanceof GatewayError && e.code === 404;
-export const isConflictError = (e: unknown) => e instanceof GatewayError && e.code === 409 && e.reason !== "AlreadyExists";
+export const isNotFound = (e: unknown) => e instanceof GatewayError && e.status === 404;
+export const isConflictError = (e: unknown) => e instanceof GatewayError && e.status === 409 && e.reason !== "AlreadyExists";
 
 export interface WatchEvent {
   type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -71,7 +80,7 @@ export class GatewayClient {
         },
         resolve,
       );
-      req.on("timeout", () => req.destroy(new Error(`${method} ${url.pathname} timed out`)));
+      req.on("timeout", () => req.destroy(new FlotillaError("Timeout", `${method} ${url.pathname} timed out`)));
       req.on("error", (e) => reject(signal?.aborted ? e : new GatewayUnreachableError(`${method} ${url.pathname}: ${e.message}`, { cause: e })));
       req.end(data);
     });

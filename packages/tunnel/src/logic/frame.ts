@@ -1,3 +1,5 @@
+import { FlotillaError } from "@flotilla/api";
+
 /**
  * The agent tunnel's wire format: every WebSocket message is one binary frame,
  * `[type: u8][stream: u32 big-endian][payload]`. The gateway opens streams (one per proxied
@@ -52,8 +54,17 @@ export const MAX_FRAME_BYTES = 1 << 20;
 /** Body chunks are sent in pieces of at most this many bytes. */
 export const MAX_CHUNK_BYTES = 64 * 1024;
 
-export class ProtocolError extends Error {
+/**
+ * The other side broke the tunnel's protocol (a frame that does not parse or does not belong):
+ * the tunnel is closed and the requests on it fail (as TunnelRequestError). It stays within the
+ * tunnel; should one reach a caller it is an `InternalError` (500, INTERNAL, retryable: the agent
+ * reconnects), no fault of the caller's.
+ */
+export class ProtocolError extends FlotillaError {
   override readonly name = "ProtocolError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("InternalError", message, options);
+  }
 }
 
 const TYPES = new Set<number>(Object.values(FrameType));

@@ -5,7 +5,7 @@ import { WebSocketServer } from "ws";
 import { BadRequestError, type Cluster, type EndpointPolicy, ForbiddenError, GK, KARMADA, type KubeObject, memberEndpoint, NotFoundError, UnavailableError } from "@flotilla/api";
 import { MemberClientCache } from "@flotilla/kube";
 import type { ObjectStore } from "@flotilla/store";
-import { MAX_FRAME_BYTES, TunnelHub, identityMayTunnel, tunnelCluster } from "@flotilla/tunnel";
+import { MAX_FRAME_BYTES, TunnelHub, TunnelRequestError, identityMayTunnel, tunnelCluster } from "@flotilla/tunnel";
 import { SUPERUSER_GROUP, type Attributes, type UserInfo } from "../logic/rbac.js";
 import { CLUSTER_PROXY_PREFIX, noTunnelMessage, proxyTarget, requestHeaders, responseHeaders, unreachableReason } from "../logic/proxy.js";
 import { toHttpError } from "../logic/status.js";
@@ -99,9 +99,10 @@ export function registerClusterProxy(app: FastifyInstance, d: { store: ObjectSto
         res = await tunnels.forward(t.cluster, { ...o, timeoutMs: d.settings.timeoutMs });
       }
     } catch (e) {
-      const code = (e as { code?: string }).code;
-      if (!endpoint && code === "TunnelClosed") throw new UnavailableError(noTunnelMessage(t.cluster), { cause: e });
-      throw new UnavailableError(`cluster ${t.cluster} did not answer through the proxy${endpoint ? "" : " (through its agent)"}: ${unreachableReason(e)}`, { cause: e });
+      // a tunnel's failure says why in `errorCode` (its `code` is the gRPC one, as every FlotillaError's)
+      const why = e instanceof TunnelRequestError ? { code: e.errorCode } : (e as { code?: string });
+      if (!endpoint && why.code === "TunnelClosed") throw new UnavailableError(noTunnelMessage(t.cluster), { cause: e });
+      throw new UnavailableError(`cluster ${t.cluster} did not answer through the proxy${endpoint ? "" : " (through its agent)"}: ${unreachableReason(why)}`, { cause: e });
     }
     // fastify pipes the body as it comes and destroys it (closing the member's stream) when the caller goes
     return reply
