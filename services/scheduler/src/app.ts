@@ -1,9 +1,8 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import * as grpc from "@grpc/grpc-js";
+import type { FastifyInstance } from "fastify";
 import { GK, type AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Informer, Metrics, SeenVersions, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
+import { Informer, Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
 import { startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
@@ -65,7 +64,6 @@ export interface AppDeps {
 
 export interface SchedulerApp {
   http: FastifyInstance;
-  grpcServer: grpc.Server;
   /** The controller of the current (or next) leadership term. */
   readonly controller: Controller;
   /** True while this replica schedules (always, without leader election). */
@@ -158,15 +156,9 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     return n;
   };
 
-  const http: FastifyInstance = Fastify({
-    loggerInstance: log.child({ component: "http" }) as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
-  });
   let consumer: WakeUpConsumer | undefined;
   let election: LeaderElection | undefined;
   let terms = 0;
-  let stopping: Promise<void> | undefined;
-  let started = false;
 
   /** A term: the controller and the shared durable consumer run only while leading. */
   async function startScheduling(): Promise<void> {
@@ -192,25 +184,29 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     consumer = undefined;
     await controller.stop();
   }
-  http.get("/healthz", async () => "ok");
-  http.get("/livez", async () => "ok");
-  http.get("/readyz", async (_req, reply) => {
-    if (!started) return reply.code(503).send("not ready: starting");
-    const ok = await (deps.ready ?? (async () => true))().catch(() => false);
-    return ok ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
-  });
   metrics.register(registry, () => ({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods(), leading: leading() }));
   registry.consumers(deps.durable ?? SCHEDULER_DURABLE, () => (consumer ? [consumer] : []));
-  http.get("/metrics", async (_req, reply) => reply.type(registry.contentType).send(await registry.text()));
+  const host = new ServiceHost({ name: "scheduler", log, metrics: registry, ready: deps.ready })
+    .grpc(schedulerServiceDefinition, schedulerServiceHandlers(simulate, log.child({ component: "grpc" }), simulateFailure))
+    .step({ start: () => clusters.start(), stop: () => clusters.stop() })
+    .step({ start: () => bindingInformer?.start(), stop: () => bindingInformer?.stop() })
+    .step({
+      start: async () => {
+        if (!s.leaderElect) return startScheduling();
+        election = startLeaderElection({
+          sql: deps.sql,
+          name: `scheduler/${s.schedulerName}/${deps.stream}`,
+          onStartedLeading: startScheduling,
+          onStoppedLeading: stopScheduling,
+          log: log.child({ component: "leader" }),
+        });
+      },
+      stop: () => (election ? election.stop() : stopScheduling()),
+    });
 
-  const grpcServer = new grpc.Server();
-  grpcServer.addService(schedulerServiceDefinition, schedulerServiceHandlers(simulate, log.child({ component: "grpc" }), simulateFailure));
-  let grpcBound = false;
-
-  const leading = () => (election ? election.leading : started);
+  const leading = () => (election ? election.leading : host.running);
   return {
-    http,
-    grpcServer,
+    http: host.http,
     get controller() {
       return controller;
     },
@@ -224,41 +220,10 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     simulate,
     simulateFailure,
     async start(o) {
-      await clusters.start();
-      await bindingInformer?.start();
-      if (s.leaderElect) {
-        election = startLeaderElection({
-          sql: deps.sql,
-          name: `scheduler/${s.schedulerName}/${deps.stream}`,
-          onStartedLeading: startScheduling,
-          onStoppedLeading: stopScheduling,
-          log: log.child({ component: "leader" }),
-        });
-      } else await startScheduling();
-      const url = await http.listen({ host: o.host, port: o.port });
-      let grpcAddress: string | undefined;
-      if (o.grpcPort !== undefined && o.grpcPort >= 0) {
-        const p = await new Promise<number>((resolve, reject) =>
-          grpcServer.bindAsync(`${o.host}:${o.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-        );
-        grpcBound = true;
-        grpcAddress = `${o.host}:${p}`;
-      }
-      started = true;
-      return { url, grpcAddress };
+      await host.start();
+      return host.listen({ host: o.host, port: o.port, grpcPort: o.grpcPort });
     },
-    stop() {
-      stopping ??= (async () => {
-        started = false;
-        if (election) await election.stop();
-        else await stopScheduling();
-        await bindingInformer?.stop();
-        clusters.stop();
-        if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
-        await http.close();
-      })();
-      return stopping;
-    },
+    stop: () => host.stop(),
   };
 }
 export { SCHEDULER_METRICS } from "./controllers/metrics.js";
