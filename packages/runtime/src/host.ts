@@ -34,14 +34,15 @@ export interface Listening {
  * `/healthz` and `/livez` (the process answers), `/readyz` (503 until everything declared has
  * started, then the dependencies' readiness), `/metrics` (one prom-client registry), the
  * controllers with their wake-up consumers, gRPC services, and the steps of the service itself.
- * A service's `app.ts` declares its parts on a host; `start()` runs them in that order,
- * `stop()` in the reverse one (only those that started), then closes the servers.
+ * A service's `app.ts` declares its parts on a host; `start()` runs them in that order;
+ * `stop()` closes the servers, then stops the parts that started in the reverse order.
  */
 export class ServiceHost {
   readonly http: FastifyInstance;
   readonly metrics: Metrics;
   private readonly log: Logger;
   private readonly steps: HostStep[] = [];
+  private readonly closers: Array<() => unknown> = [];
   private grpcServer?: grpc.Server;
   private grpcCredentials = grpc.ServerCredentials.createInsecure();
   private grpcBound = false;
@@ -77,6 +78,12 @@ export class ServiceHost {
   /** A step of the service's own (a cache, a lease, a collector). */
   step(s: HostStep): this {
     this.steps.push(s);
+    return this;
+  }
+
+  /** Releases something made when the service was built (a client, a file): at stop(), whether the service started or not, after the steps. */
+  closing(fn: () => unknown): this {
+    this.closers.push(fn);
     return this;
   }
 
@@ -142,18 +149,20 @@ export class ServiceHost {
     return `${host}:${bound}`;
   }
 
-  /** Stops what started, in the reverse order (each step's failure is logged, the others go on), then the servers. */
+  /** Closes the servers, then stops what started in the reverse order (a step's failure is logged, the others go on). */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.up = false;
-      for (let i = this.begun - 1; i >= 0; i--) {
-        await Promise.resolve()
-          .then(() => this.steps[i]!.stop?.())
-          .catch((err: unknown) => this.log.warn({ err, service: this.o.name }, "stopping a part of the service failed"));
-      }
+      // no new requests, the running ones answered, before what they use stops
       const server = this.grpcServer;
       if (server && this.grpcBound) await new Promise<void>((r) => server.tryShutdown(() => r()));
       await this.http.close();
+      const stops = [...this.steps.slice(0, this.begun).reverse().map((s) => () => s.stop?.()), ...this.closers];
+      for (const stop of stops) {
+        await Promise.resolve()
+          .then(stop)
+          .catch((err: unknown) => this.log.warn({ err, service: this.o.name }, "stopping a part of the service failed"));
+      }
     })();
     return this.stopping;
   }

@@ -134,8 +134,10 @@ export function buildApp(deps: AppDeps): App {
     });
   const js = deps.js;
   const host = new ServiceHost({ name: COMPONENT, log, metrics, ready: deps.ready ?? databaseProbe(deps.sql) }).controllers(controller, appFailover, moveBackController);
-  if (js)
-    host.wakeUps(COMPONENT, () => [
+  // without JetStream (tests) the controllers run on timers, resyncs and enqueue() alone
+  host.wakeUps(COMPONENT, () => {
+    if (!js) return [];
+    return [
       wireWakeUps({
         js,
         stream: cfg.EVENTS_STREAM,
@@ -147,7 +149,8 @@ export function buildApp(deps: AppDeps): App {
       }),
       bindingConsumer(js, `${COMPONENT}-${APP_FAILOVER_CONTROLLER}`, appFailover, BINDING_WITH_APPLICATION_FAILOVER_INDEX),
       bindingConsumer(js, `${COMPONENT}-${MOVE_BACK_CONTROLLER}`, moveBackController, BINDING_WITH_MOVE_BACK_INDEX),
-    ]);
+    ];
+  });
   host.resync(controller, appFailover, moveBackController);
 
   return {

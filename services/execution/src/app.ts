@@ -298,13 +298,8 @@ export function buildExecution(deps: ExecutionDeps): Execution {
         onCall: (ms) => estimatorCalls.observe(ms / 1000),
       }),
     )
-    .step({
-      start: () => clusters.start(),
-      stop: () => {
-        clusters.stop();
-        return members.close();
-      },
-    })
+    .step({ start: () => clusters.start(), stop: () => clusters.stop() })
+    .closing(() => members.close())
     // only once nothing runs: the members are free for the other replicas at once
     .step({ stop: () => leases?.stop() })
     .controllers(works, clusterStatus)
@@ -325,15 +320,17 @@ export function buildExecution(deps: ExecutionDeps): Execution {
         retryTimers.clear();
       },
     });
-  if (js) {
-    // Sharded, a wake-up must reach the replica that owns its member: every replica has its own
-    // consumers (from the moment it starts; taking a member compares all its Works anyway) and
-    // keeps the wake-ups of its members; without sharding the replicas share one.
-    const durable = leases ? `${deps.durablePrefix ?? "execution"}-${replica.replace(/[^A-Za-z0-9_-]/g, "_")}` : (deps.durablePrefix ?? "execution");
-    const common = { js, stream: s.EVENTS_STREAM, ...(leases ? { ownConsumer: { inactiveThresholdMs: OWN_CONSUMER_INACTIVE_MS } } : {}), log: log.child({ component: "wakeups" }) };
-    host.wakeUps(
-      deps.durablePrefix ?? "execution",
-      () => [
+  // without JetStream (tests) the controllers run on resyncs, timers and member events alone
+  host.wakeUps(
+    deps.durablePrefix ?? "execution",
+    () => {
+      if (!js) return [];
+      // Sharded, a wake-up must reach the replica that owns its member: every replica has its own
+      // consumers (from the moment it starts; taking a member compares all its Works anyway) and
+      // keeps the wake-ups of its members; without sharding the replicas share one.
+      const durable = leases ? `${deps.durablePrefix ?? "execution"}-${replica.replace(/[^A-Za-z0-9_-]/g, "_")}` : (deps.durablePrefix ?? "execution");
+      const common = { js, stream: s.EVENTS_STREAM, ...(leases ? { ownConsumer: { inactiveThresholdMs: OWN_CONSUMER_INACTIVE_MS } } : {}), log: log.child({ component: "wakeups" }) };
+      return [
         wireWakeUps({
           ...common,
           durable: `${durable}-works`,
@@ -373,10 +370,10 @@ export function buildExecution(deps: ExecutionDeps): Execution {
             return names.filter(owns);
           },
         }),
-      ],
-      { stopTimeoutMs: 2000 },
-    );
-  }
+      ];
+    },
+    { stopTimeoutMs: 2000 },
+  );
 
   return {
     http: host.http,

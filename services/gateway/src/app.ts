@@ -1,4 +1,4 @@
-import { Metrics, SpanKind, tracer } from "@flotilla/runtime";
+import { Metrics, ServiceHost, SpanKind, tracer } from "@flotilla/runtime";
 import { SpanStatusCode, context, trace, type Span } from "@opentelemetry/api";
 import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
@@ -56,7 +56,6 @@ export const GATEWAY_METRICS = {
 export interface Gateway {
   http: FastifyInstance;
   api: ObjectApi;
-  grpcServer: grpc.Server;
   metrics: Metrics;
   /** Listens on host:port (REST) and host:grpcPort (gRPC; 0 = none). Returns the bound addresses. */
   start(o: { host: string; port: number; grpcPort?: number }): Promise<{ url: string; grpcAddress?: string }>;
@@ -147,46 +146,37 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   http.get("/docs", async (_req, reply) => reply.type("text/html").send(docsPage()));
   http.get("/", async (_req, reply) => reply.type("text/html").send(portalPage()));
   http.get("/version", async () => ({ major: "1", minor: "29", gitVersion: `v1.29.0-flotilla.${deps.version ?? "0.1.0"}`, platform: `${process.platform}/${process.arch}` }));
-  http.get("/healthz", async () => "ok");
-  http.get("/livez", async () => "ok");
-  http.get("/readyz", async (_req, reply) => ((await deps.ready().catch(() => false)) ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable")));
-  http.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
-
-  // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
-  const grpcServer = new grpc.Server({ "grpc.max_receive_message_length": MAX_REQUEST_BYTES });
-  const grpcGate = grpcGuard(gate, api);
-  grpcServer.addService(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGate.guard, grpcGate.done));
-
-  let grpcBound = false;
+  // /healthz, /livez, /readyz and /metrics (behind authentication like every non-public path), the gRPC object service
   let collector: EventCollector | undefined;
+  const grpcGate = grpcGuard(gate, api);
+  const host = new ServiceHost({ name: "gateway", log: deps.log, metrics, ready: deps.ready, http })
+    .grpc(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGate.guard, grpcGate.done), {
+      // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
+      options: { "grpc.max_receive_message_length": MAX_REQUEST_BYTES },
+      credentials: deps.tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: deps.tls.cert, private_key: deps.tls.key }], false) : undefined,
+    })
+    .closing(async () => {
+      proxy.close();
+      await gate.g.audit.close();
+      if (typeof deps.scheduler === "string") scheduler?.close?.();
+    })
+    .step({ start: () => deps.access.authorizer.start(), stop: () => deps.access.authorizer.stop() })
+    .step({
+      start: () => {
+        if (deps.eventTtl?.ttlMs) collector = startEventCollector({ store: deps.store, log: deps.log, ...deps.eventTtl, onDeleted: (n) => eventsExpired.inc(n) });
+      },
+      stop: () => collector?.stop(),
+    });
+
   return {
     http,
     api,
-    grpcServer,
     metrics,
     async start(o) {
-      await deps.access.authorizer.start();
-      if (deps.eventTtl?.ttlMs) collector ??= startEventCollector({ store: deps.store, log: deps.log, ...deps.eventTtl, onDeleted: (n) => eventsExpired.inc(n) });
-      const url = await http.listen({ host: o.host, port: o.port });
-      let grpcAddress: string | undefined;
-      if (o.grpcPort !== undefined && o.grpcPort >= 0) {
-        const p = await new Promise<number>((resolve, reject) =>
-          grpcServer.bindAsync(`${o.host}:${o.grpcPort}`, deps.tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: deps.tls.cert, private_key: deps.tls.key }], false) : grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
-        );
-        grpcBound = true;
-        grpcAddress = `${o.host}:${p}`;
-      }
-      return { url, grpcAddress };
+      await host.start();
+      return host.listen(o);
     },
-    async stop() {
-      if (grpcBound) await new Promise<void>((r) => grpcServer.tryShutdown(() => r()));
-      await http.close();
-      await collector?.stop();
-      proxy.close();
-      await deps.access.authorizer.stop();
-      await gate.g.audit.close();
-      if (typeof deps.scheduler === "string") scheduler?.close?.();
-    },
+    stop: () => host.stop(),
   };
 }
 

@@ -136,16 +136,18 @@ export function buildApp(deps: AppDeps): App {
 
   const js = deps.js;
   const host = new ServiceHost({ name: COMPONENT, log, metrics, ready: deps.ready ?? databaseProbe(deps.sql) }).controllers(cluster, taintPolicy, taintManager, bindingEviction);
-  if (js) {
+  // without JetStream (tests) the controllers run on timers, resyncs and enqueue() alone
+  host.wakeUps(COMPONENT, () => {
+    if (!js) return [];
     const common = { js, stream: cfg.EVENTS_STREAM, subject: subjectFor(GK.cluster, cfg.EVENTS_PREFIX), map: byObjectKey, log: log.child({ component: "wake-ups" }) };
-    host.wakeUps(COMPONENT, () => [
+    return [
       wireWakeUps({ ...common, durable: `${COMPONENT}-${CLUSTER_CONTROLLER}`, controller: cluster }),
       wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}`, controller: taintPolicy }),
       // a policy created, changed or deleted: every cluster is evaluated again
       wireWakeUps({ ...common, subject: subjectFor(GK.clusterTaintPolicy, cfg.EVENTS_PREFIX), durable: `${COMPONENT}-${TAINT_POLICY_CONTROLLER}-policies`, controller: taintPolicy, map: listClusters }),
       wireWakeUps({ ...common, durable: `${COMPONENT}-${TAINT_MANAGER_CONTROLLER}`, controller: taintManager, map: byNoExecuteChange }),
-    ]);
-  }
+    ];
+  });
   host.resync(cluster, taintPolicy, taintManager);
 
   return {
