@@ -1,9 +1,8 @@
-import http from "node:http";
 import { MemberClient, type MemberEndpoint } from "@flotilla/kube";
 import { TunnelClient } from "@flotilla/tunnel";
 import type { Logger } from "@flotilla/log";
 import { ReadyThresholds } from "@flotilla/member-apply";
-import { Metrics, sleep } from "@flotilla/runtime";
+import { Metrics, ServiceHost, sleep } from "@flotilla/runtime";
 import { GatewayClient } from "./gateway-client.js";
 import { Heartbeat } from "./controllers/heartbeat.js";
 import { WorkSync } from "./controllers/works.js";
@@ -111,7 +110,6 @@ export function buildAgent(deps: AgentDeps): Agent {
   const loops: Promise<void>[] = [];
   let registered = false;
   let leaseOk = false;
-  let server: http.Server | undefined;
   const metrics = deps.metrics ?? new Metrics();
   metrics.gauge(AGENT_METRICS.registered, "1 once the Cluster is registered with the control plane.", [], function () {
     this.set(registered ? 1 : 0);
@@ -136,6 +134,43 @@ export function buildAgent(deps: AgentDeps): Agent {
       }
     })();
 
+  const host = new ServiceHost({ name: "agent", log, metrics, ready: async () => leaseOk })
+    .closing(() => {
+      member.close();
+      gateway.close();
+    })
+    .step({
+      start: async () => {
+        for (let failures = 1; !ac.signal.aborted && !registered; failures++) {
+          try {
+            await heartbeat.register();
+            registered = true;
+          } catch (err) {
+            log.warn({ err, cluster, failures }, "registering the cluster failed; retrying");
+            await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)), ac.signal);
+          }
+        }
+      },
+    })
+    .step({
+      start: () => {
+        const renewed = (ok: boolean) => {
+          leaseOk = ok;
+          renewals.inc({ outcome: ok ? "ok" : "failed" });
+        };
+        loops.push(every("renewing the cluster lease", renewIntervalMs(leaseSeconds, s.CLUSTER_LEASE_RENEW_INTERVAL_FRACTION), () => heartbeat.renewLease(), renewed));
+        loops.push(every("reporting the cluster status", s.CLUSTER_STATUS_UPDATE_FREQUENCY, () => heartbeat.report(ac.signal), (ok) => reports.inc({ outcome: ok ? "ok" : "failed" })));
+        works.start();
+        tunnel?.start();
+        log.info({ cluster, gateway: s.GATEWAY_URL, member: deps.member.server }, "agent started");
+      },
+      stop: async () => {
+        tunnel?.stop();
+        await works.stop();
+        await Promise.allSettled(loops);
+      },
+    });
+
   return {
     heartbeat,
     works,
@@ -143,54 +178,14 @@ export function buildAgent(deps: AgentDeps): Agent {
     metrics,
     ready: () => registered && leaseOk,
     async start(o = {}) {
-      let url: string | undefined;
-      if (o.port !== undefined && o.port >= 0) {
-        server = http.createServer((req, res) => {
-          if (req.url === "/metrics") {
-            metrics.text().then(
-              (text) => res.writeHead(200, { "content-type": metrics.contentType }).end(text),
-              () => res.writeHead(500).end(),
-            );
-            return;
-          }
-          const ok = req.url === "/healthz" || req.url === "/livez" || (req.url === "/readyz" && registered && leaseOk);
-          res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok" : "not ready");
-        });
-        await new Promise<void>((resolve) => server!.listen(o.port, o.host ?? "127.0.0.1", resolve));
-        const a = server.address() as { port: number };
-        url = `http://${o.host ?? "127.0.0.1"}:${a.port}`;
-      }
-      let failures = 0;
-      while (!ac.signal.aborted && !registered) {
-        try {
-          await heartbeat.register();
-          registered = true;
-        } catch (err) {
-          failures++;
-          log.warn({ err, cluster, failures }, "registering the cluster failed; retrying");
-          await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)), ac.signal);
-        }
-      }
-      const fraction = s.CLUSTER_LEASE_RENEW_INTERVAL_FRACTION;
-      const renewed = (ok: boolean) => {
-        leaseOk = ok;
-        renewals.inc({ outcome: ok ? "ok" : "failed" });
-      };
-      loops.push(every("renewing the cluster lease", renewIntervalMs(leaseSeconds, fraction), () => heartbeat.renewLease(), renewed));
-      loops.push(every("reporting the cluster status", s.CLUSTER_STATUS_UPDATE_FREQUENCY, () => heartbeat.report(ac.signal), (ok) => reports.inc({ outcome: ok ? "ok" : "failed" })));
-      works.start();
-      tunnel?.start();
-      log.info({ cluster, gateway: s.GATEWAY_URL, member: deps.member.server }, "agent started");
+      // /healthz answers (and /readyz says not ready) while the Cluster registers
+      const url = o.port !== undefined && o.port >= 0 ? (await host.listen({ host: o.host ?? "127.0.0.1", port: o.port })).url : undefined;
+      await host.start();
       return { url };
     },
-    async stop() {
+    stop() {
       ac.abort();
-      tunnel?.stop();
-      await works.stop();
-      await Promise.allSettled(loops);
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-      member.close();
-      gateway.close();
+      return host.stop();
     },
   };
 }
