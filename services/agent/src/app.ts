@@ -7,27 +7,15 @@ import { GatewayClient } from "./gateway-client.js";
 import { Heartbeat } from "./controllers/heartbeat.js";
 import { WorkSync } from "./controllers/works.js";
 import { renewIntervalMs } from "./logic/lease.js";
+import type { Config } from "./config.js";
 
-export interface AgentSettings {
-  CLUSTER_NAME: string;
-  GATEWAY_URL: string;
-  CLUSTER_LEASE_DURATION: number;
-  CLUSTER_LEASE_RENEW_INTERVAL_FRACTION: number;
-  CLUSTER_STATUS_UPDATE_FREQUENCY: number;
-  CLUSTER_FAILURE_THRESHOLD: number;
-  CLUSTER_SUCCESS_THRESHOLD: number;
-  CLUSTER_PROBE_TIMEOUT: number;
-  CLUSTER_DISCOVERY_REFRESH: number;
-  WORK_CONCURRENCY: number;
-  WORK_RESYNC_PERIOD: number;
-  WORK_RETRY_INTERVAL: number;
-  GATEWAY_WATCH_TIMEOUT: number;
-  GATEWAY_REQUEST_TIMEOUT: number;
-  MEMBER_REQUEST_TIMEOUT: number;
-  MEMBER_WATCH_TIMEOUT: number;
-  /** Carry the cluster proxy's requests over a tunnel to the gateway (default true). */
+/**
+ * The settings buildAgent uses: config.ts's, but for the files, endpoints and listener main.ts
+ * turns into its dependencies; PROXY_TUNNEL may be left out (default true).
+ */
+export type AgentSettings = Omit<Config, "GATEWAY_TOKEN_FILE" | "GATEWAY_CA_FILE" | "GATEWAY_INSECURE_SKIP_TLS_VERIFY" | "MEMBER_KUBECONFIG" | "MEMBER_API_SERVER" | "MEMBER_TOKEN_FILE" | "MEMBER_CA_FILE" | "HOST" | "PORT" | "LOG_LEVEL" | "PROXY_TUNNEL"> & {
   PROXY_TUNNEL?: boolean;
-}
+};
 
 export interface AgentDeps {
   settings: AgentSettings;

@@ -1,4 +1,4 @@
-import { bool, duration, int, num, oneOf, port, str, url } from "@flotilla/config";
+import { bool, duration, int, num, oneOf, port, str, url, type ConfigOf } from "@flotilla/config";
 
 /**
  * flotilla-agent's settings. It runs beside one member in Pull mode and needs only outbound
@@ -30,7 +30,9 @@ export const configSchema = {
   MEMBER_REQUEST_TIMEOUT: duration("10s", "timeout of one member API request"),
   MEMBER_WATCH_TIMEOUT: duration("5m", "member watches end after this and the informer lists again"),
   PROXY_TUNNEL: bool(true, "keep a tunnel (a WebSocket) open to the gateway's clusters/<name>/tunnel, over which the cluster proxy reaches this member (RBAC: create on clusters/tunnel for this cluster)"),
-  HOST: str("127.0.0.1", "address of the HTTP server (/healthz, /readyz)"),
-  PORT: port(8090, "HTTP port of /healthz and /readyz (0: none)"),
+  HOST: str("127.0.0.1", "address of the HTTP server (/healthz, /readyz, /metrics)"),
+  PORT: port(8090, "HTTP port of /healthz, /readyz and /metrics (0: none)"),
   LOG_LEVEL: oneOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info", "pino log level"),
 };
+
+export type Config = ConfigOf<typeof configSchema>;
