@@ -1,6 +1,7 @@
 // ResourceBinding and ClusterResourceBinding (validate/binding.ts).
+import { test } from "node:test";
 import { KARMADA } from "@flotilla/api";
-import { runCases, type Case, type Json } from "./cases.test-support.js";
+import { checkCase, type Case, type Json } from "./cases.test-support.js";
 
 const rb = (): Json => ({
   apiVersion: "work.karmada.io/v1alpha2",
@@ -23,4 +24,4 @@ const cases: Case[] = [
   ["a cluster resource binding has no namespace", KARMADA.clusterResourceBinding, crb, (o) => (o.metadata.namespace = "default"), [["metadata.namespace", "FieldValueForbidden"]]],
 ];
 
-runCases(cases);
+for (const c of cases) test(c[0], () => checkCase(c));

@@ -1,5 +1,4 @@
 // The table runner of the validation tests: each case mutates a valid object and names the field errors it expects.
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { InvalidError, validateObject, type ResourceType } from "@flotilla/api";
 
@@ -9,24 +8,24 @@ export type Json = any;
 /** [test name, resource type, a valid object, the change, the expected [field, reason] pairs (none: still valid)]. */
 export type Case = [name: string, rt: ResourceType, base: () => Json, mutate: (o: Json) => void, want: Array<[string, string]>];
 
-/** One test per case: validateObject accepts the changed object, or rejects it with exactly `want`. */
-export function runCases(cases: readonly Case[]): void {
-  for (const [name, rt, base, mutate, want] of cases) {
-    test(name, () => {
-      const o = base();
-      mutate(o);
-      if (want.length === 0) {
-        assert.doesNotThrow(() => validateObject(rt, o));
-        return;
-      }
-      assert.throws(
-        () => validateObject(rt, o),
-        (e: unknown) => {
-          assert.ok(e instanceof InvalidError, String(e));
-          assert.deepEqual(e.causes.map((c) => [c.field, c.reason]), want);
-          return true;
-        },
-      );
-    });
+/**
+ * Runs one case: validateObject accepts the changed object, or rejects it with exactly `want`.
+ * Each test file declares its own tests (`for (const c of cases) test(c[0], () => checkCase(c))`):
+ * the test runner names a test's file after where test() is called.
+ */
+export function checkCase([, rt, base, mutate, want]: Case): void {
+  const o = base();
+  mutate(o);
+  if (want.length === 0) {
+    assert.doesNotThrow(() => validateObject(rt, o));
+    return;
   }
+  assert.throws(
+    () => validateObject(rt, o),
+    (e: unknown) => {
+      assert.ok(e instanceof InvalidError, String(e));
+      assert.deepEqual(e.causes.map((c) => [c.field, c.reason]), want);
+      return true;
+    },
+  );
 }

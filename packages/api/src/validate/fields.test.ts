@@ -1,6 +1,7 @@
 // Metadata, names, labels, annotations and label selectors (validate/fields.ts), as validateObject checks them on a PropagationPolicy.
+import { test } from "node:test";
 import { KARMADA } from "@flotilla/api";
-import { runCases, type Case, type Json } from "./cases.test-support.js";
+import { checkCase, type Case, type Json } from "./cases.test-support.js";
 
 const pp = (): Json => ({
   apiVersion: "policy.karmada.io/v1alpha1",
@@ -71,4 +72,4 @@ const cases: Case[] = [
   ["an owner reference needs a uid", P, pp, (o) => (o.metadata.ownerReferences = [{ apiVersion: "v1", kind: "Namespace", name: "default" }]), [["metadata.ownerReferences[0].uid", "FieldValueRequired"]]],
 ];
 
-runCases(cases);
+for (const c of cases) test(c[0], () => checkCase(c));

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CORE, InvalidError, KARMADA, validateObject } from "@flotilla/api";
-import { runCases, type Case, type Json } from "./cases.test-support.js";
+import { checkCase, type Case, type Json } from "./cases.test-support.js";
 
 const pp = (): Json => ({
   apiVersion: "policy.karmada.io/v1alpha1",
@@ -45,7 +45,7 @@ const cases: Case[] = [
   ["an object of another kind is rejected", P, pp, (o) => (o.kind = "ClusterPropagationPolicy"), [["kind", "FieldValueInvalid"]]],
 ];
 
-runCases(cases);
+for (const c of cases) test(c[0], () => checkCase(c));
 
 test("an InvalidError names the object and lists the causes in its message", () => {
   const o = pp();

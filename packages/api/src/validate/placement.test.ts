@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { KARMADA, applyDefaults, decodeTyped, validateObject } from "@flotilla/api";
-import { runCases, type Case, type Json } from "./cases.test-support.js";
+import { checkCase, type Case, type Json } from "./cases.test-support.js";
 
 const pp = (): Json => ({
   apiVersion: "policy.karmada.io/v1alpha1",
@@ -272,7 +272,7 @@ const cases: Case[] = [
   ["an empty-key Exists toleration tolerates everything and is valid", P, pp, (o) => (placement(o).clusterTolerations = [{ operator: "Exists" }]), []],
 ];
 
-runCases(cases);
+for (const c of cases) test(c[0], () => checkCase(c));
 
 // Karmada v1.18's overflow example (docs/proposals: Overflow Cluster Affinities), unchanged.
 const OVERFLOW = `

@@ -1,6 +1,7 @@
 // Work (validate/work.ts).
+import { test } from "node:test";
 import { KARMADA } from "@flotilla/api";
-import { runCases, type Case, type Json } from "./cases.test-support.js";
+import { checkCase, type Case, type Json } from "./cases.test-support.js";
 
 const work = (): Json => ({
   apiVersion: "work.karmada.io/v1alpha1",
@@ -18,4 +19,4 @@ const cases: Case[] = [
   ["a work lives in a namespace", KARMADA.work, work, (o) => delete o.metadata.namespace, [["metadata.namespace", "FieldValueRequired"]]],
 ];
 
-runCases(cases);
+for (const c of cases) test(c[0], () => checkCase(c));
