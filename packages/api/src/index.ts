@@ -15,5 +15,6 @@ export * from "./table.js";
 export * from "./time.js";
 export * from "./conditions.js";
 export * from "./json.js";
+export * from "./keys.js";
 export * from "./move-back.js";
 export * from "./resource-models.js";

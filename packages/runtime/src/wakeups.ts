@@ -1,4 +1,4 @@
-import type { WakeUp } from "@flotilla/api";
+import { objectKeyOf, type WakeUp } from "@flotilla/api";
 import { CONSUMER_DEFAULTS, consume, type ConsumeOptions, type JsMsg, type WakeUpConsumer, type WakeUpHandler } from "@flotilla/events";
 import { newerVersion } from "./classify.js";
 import type { Controller, KeyVersion } from "./controller.js";
@@ -13,7 +13,7 @@ export type KeyMapper = (w: WakeUp) => Array<string | KeyVersion> | Promise<Arra
 
 /** "namespace/name", or "name" for a cluster-scoped object: the usual key of a wake-up's own object. */
 export function objectKey(w: Pick<WakeUp, "namespace" | "name">): string {
-  return w.namespace ? `${w.namespace}/${w.name ?? ""}` : (w.name ?? "");
+  return objectKeyOf(w);
 }
 
 /** Maps a wake-up to its own object's key, with the object's version. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
-import { GK, RESOURCE_TYPES, groupKind, isTemplateType, type KubeObject } from "@flotilla/api";
+import { GK, RESOURCE_TYPES, groupKind, isTemplateType, kindKey, type KubeObject } from "@flotilla/api";
 import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { SeenVersions, ServiceHost, createController, type Metrics, storedAt, type Controller, type KeyLocks, type KeyVersion } from "@flotilla/runtime";
@@ -15,7 +15,6 @@ import { detectorName, resourceDetector } from "./controllers/detector.js";
 import { OverrideUsers } from "./controllers/overrides.js";
 import { policyController } from "./controllers/policy.js";
 import { routeWakeUp } from "./controllers/wakeups.js";
-import { refKey } from "./logic/keys.js";
 import { compileSkippedNamespaces, isIgnoredTemplate } from "./logic/namespaces.js";
 
 export interface AppDeps {
@@ -61,7 +60,7 @@ async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: Kube
   const out: KeyVersion[] = [];
   for (const gk of gks) {
     for await (const o of await store.listStream(gk)) {
-      if (keep(o)) out.push({ key: refKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }), resourceVersion: o.metadata.resourceVersion });
+      if (keep(o)) out.push({ key: kindKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }), resourceVersion: o.metadata.resourceVersion });
     }
   }
   return out;

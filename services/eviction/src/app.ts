@@ -1,16 +1,15 @@
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
-import { GK, ConditionReady, findCondition, type Cluster, type WakeUp } from "@flotilla/api";
+import { ConditionReady, GK, bindingKey, findCondition, objectKeyOf, type Cluster, type WakeUp } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { LastSignatures, Metrics, ServiceHost, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
-import { BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
+import { listBindings, BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
 import { gracefulEviction } from "./controllers/graceful-eviction.js";
 import { moveBack, name as MOVE_BACK_CONTROLLER } from "./controllers/move-back.js";
 import { ClusterReader } from "@flotilla/store";
-import { bindingKey, keyOf, listBindings } from "./controllers/keys.js";
 
 export const COMPONENT = "eviction";
 
@@ -69,12 +68,12 @@ export function buildApp(deps: AppDeps): App {
   const clusters = new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime());
   const metrics = deps.metrics ?? new Metrics();
   const removed = metrics.counter(EVICTION_METRICS.tasksRemoved, "Graceful-eviction tasks removed, by why (ReplacementHealthy, Timeout, SuppressDeletionFalse, ScheduledAgain).", ["why"]);
-  const bindingsWith = async (index: string) => (await listBindings(store, { index })).map(keyOf);
+  const bindingsWith = async (index: string) => (await listBindings(store, { index })).map(bindingKey);
   /** A controller of the bindings with the index entry `index` (its resync lists them). */
   const bindingController = (reconciler: Reconciler<string>, concurrency: number, index: string) =>
     createController({ sql: deps.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime, reconciler, concurrency, listKeys: () => bindingsWith(index) });
   /** A binding's wake-up is for the controller of `index` when its index hint has the entry (without a hint, always). */
-  const withIndex = (index: string) => (w: WakeUp): string[] => (w.indexKeys && !w.indexKeys.includes(index) ? [] : [bindingKey(w)]);
+  const withIndex = (index: string) => (w: WakeUp): string[] => (w.indexKeys && !w.indexKeys.includes(index) ? [] : [objectKeyOf(w)]);
   const controller = bindingController(
     gracefulEviction({ store, clusters, cfg, events, now, log, onTaskRemoved: (why) => removed.inc({ why }) }),
     cfg.CONCURRENT_GRACEFUL_EVICTION_SYNCS,

@@ -1,7 +1,6 @@
-import { GK, AlreadyExistsError, WorkPermanentIDLabel, isConflict, jsonClean, jsonEqual, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work } from "@flotilla/api";
+import { AlreadyExistsError, GK, WorkPermanentIDLabel, isConflict, jsonClean, jsonEqual, kindKey, parseKindKey, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work, type KeyRef } from "@flotilla/api";
 import { after, done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingFinalizer, bindingId, bindingIdLabel } from "../logic/binding.js";
-import { parseRefKey, refKey, type Ref } from "../logic/keys.js";
 import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
 import { OverrideError, type ClusterOverrides } from "../logic/overrides.js";
 import { EventReasonApplyOverridePolicyFailed, EventReasonSyncWorkFailed, OverridePolicyFailedReason, cutMessage, templateProblem, withStalled, withoutStalled } from "../logic/stalled.js";
@@ -33,7 +32,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
   return {
     name: bindingControllerName,
     async reconcile(key, ctx) {
-      const ref = parseRefKey(key);
+      const ref = parseKindKey(key);
       const b = await d.store.get<AnyResourceBinding>(ref);
       if (!b) return done();
       ctx.observed(b.metadata.resourceVersion);
@@ -43,7 +42,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       if (b.metadata.deletionTimestamp) {
         const works = await listWorks();
         await Promise.all(
-          works.filter((w) => !w.metadata.deletionTimestamp).map(async (w) => d.seen.binding.wrote(refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)),
+          works.filter((w) => !w.metadata.deletionTimestamp).map(async (w) => d.seen.binding.wrote(kindKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)),
         );
         const fin = bindingFinalizer(b);
         await d.store.mutate<AnyResourceBinding>(ref, (cur) =>
@@ -61,7 +60,7 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       const works = await listWorks();
 
       const orphans = orphanWorks(works, b.spec, b.status);
-      await Promise.all(orphans.map(async (w) => d.seen.binding.wrote(refKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)));
+      await Promise.all(orphans.map(async (w) => d.seen.binding.wrote(kindKey(toRef(w)), (await deleteIfPresent(d.store, toRef(w)))?.metadata.resourceVersion)));
       if (orphans.length) ctx.log.info({ clusters: orphans.map((w) => w.metadata.namespace) }, "deleted orphan works");
       const orphaned = new Set(orphans.map((w) => w.metadata.namespace));
       if (worksBlockingDirectPurge(works, b.spec, b.status).length > 0) {
@@ -141,13 +140,13 @@ async function ensureWork(
     try {
       if (!existing) {
         const created = await d.store.create(next);
-        d.seen.binding.wrote(refKey(ref), created.metadata.resourceVersion);
+        d.seen.binding.wrote(kindKey(ref), created.metadata.resourceVersion);
         ctx.log.debug({ work: ref }, "created work");
         return created;
       }
       if (jsonEqual(next, existing)) return existing;
       const updated = await d.store.update(next);
-      d.seen.binding.wrote(refKey(ref), updated.metadata.resourceVersion);
+      d.seen.binding.wrote(kindKey(ref), updated.metadata.resourceVersion);
       return updated;
     } catch (e) {
       if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
@@ -162,7 +161,7 @@ async function ensureWork(
  * The binding's template cannot be read: record it on the binding (condition, Event) and on the
  * template (Event), and fail terminally, leaving the Works as they are.
  */
-async function stalled(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, problem: Error, ctx: ReconcileContext): Promise<never> {
+async function stalled(d: ControllerDeps, ref: KeyRef, b: AnyResourceBinding, t: KubeObject, problem: Error, ctx: ReconcileContext): Promise<never> {
   const now = d.now();
   const message = cutMessage(problem.message);
   const next = withStalled(b.status, message, now);
@@ -171,7 +170,7 @@ async function stalled(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: Ku
       const s = withStalled(cur.status, message, now);
       return s ? { ...cur, status: s } : undefined;
     });
-    d.seen.binding.wrote(refKey(ref), written?.metadata.resourceVersion);
+    d.seen.binding.wrote(kindKey(ref), written?.metadata.resourceVersion);
     ctx.observed(written?.metadata.resourceVersion);
   }
   await Promise.all([d.events.binding.warning(b, EventReasonSyncWorkFailed, message), d.events.binding.warning(t, EventReasonSyncWorkFailed, message)]);
@@ -184,7 +183,7 @@ async function stalled(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: Ku
  * template's status; each written only when it changes, first with the resourceVersion read,
  * then re-read and recomputed on conflict. Returns the binding's resourceVersion after it.
  */
-async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t: KubeObject, works: Work[], overrideProblem?: string): Promise<string | undefined> {
+async function syncStatus(d: ControllerDeps, ref: KeyRef, b: AnyResourceBinding, t: KubeObject, works: Work[], overrideProblem?: string): Promise<string | undefined> {
   const now = d.now();
   const update = (cur: AnyResourceBinding): ResourceBindingStatus | undefined => {
     const base = overrideProblem ? withStalled(cur.status, cutMessage(overrideProblem), now, OverridePolicyFailedReason) : withoutStalled(cur.status);
@@ -198,7 +197,7 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
       const s = update(cur);
       return s ? { ...cur, status: s } : undefined;
     });
-    d.seen.binding.wrote(refKey(ref), written?.metadata.resourceVersion);
+    d.seen.binding.wrote(kindKey(ref), written?.metadata.resourceVersion);
     status = written?.status;
     rv = written?.metadata.resourceVersion ?? rv;
   }
@@ -213,8 +212,8 @@ async function syncStatus(d: ControllerDeps, ref: Ref, b: AnyResourceBinding, t:
       return s ? { ...cur, status: s } : undefined;
     });
     // the template's status is news to neither the detector nor this controller
-    d.seen.detector.wrote(refKey(tref), written?.metadata.resourceVersion);
-    d.seen.binding.wrote(refKey(tref), written?.metadata.resourceVersion);
+    d.seen.detector.wrote(kindKey(tref), written?.metadata.resourceVersion);
+    d.seen.binding.wrote(kindKey(tref), written?.metadata.resourceVersion);
   }
   return rv;
 }

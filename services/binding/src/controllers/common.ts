@@ -1,14 +1,4 @@
-import {
-  GK,
-  ClusterPropagationPolicyControllerFinalizer,
-  PropagationPolicyControllerFinalizer,
-  isConflict,
-  isNotFound,
-  parseApiVersion,
-  type AnyPropagationPolicy,
-  type KubeObject,
-  type Requirement,
-} from "@flotilla/api";
+import { GK, ClusterPropagationPolicyControllerFinalizer, PropagationPolicyControllerFinalizer, isConflict, isNotFound, parseApiVersion, type AnyPropagationPolicy, type KubeObject, type Requirement, type KeyRef } from "@flotilla/api";
 import { refOf, type EventRecorder, type ObjectStore } from "@flotilla/store";
 import type { Settings } from "../config.js";
 import type { SeenVersions } from "@flotilla/runtime";
@@ -17,7 +7,6 @@ import type { OverrideUsers } from "./overrides.js";
 import type { DependencyUsers } from "./dependencies.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
-import type { Ref } from "../logic/keys.js";
 
 /** What every controller of this service is built from. */
 export interface ControllerDeps {
@@ -55,12 +44,12 @@ export function policyFinalizer(kind: PolicyKind): string {
 }
 
 /** The store reference of a binding's `spec.resource`. */
-export function templateRef(r: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): Ref {
+export function templateRef(r: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): KeyRef {
   return { gk: `${parseApiVersion(r.apiVersion ?? "").group}/${r.kind ?? ""}`, namespace: r.namespace ?? "", name: r.name ?? "" };
 }
 
 /** The store reference of an object. */
-export function toRef(o: KubeObject): Ref {
+export function toRef(o: KubeObject): KeyRef {
   const r = refOf(o);
   return { gk: r.gk, namespace: r.namespace ?? "", name: r.name };
 }
@@ -70,7 +59,7 @@ export function labelEquals(key: string, value: string): Requirement[] {
 }
 
 /** Delete, treating an object that is already gone as deleted; returns the object as of after the call. */
-export async function deleteIfPresent(store: ObjectStore, ref: Ref): Promise<KubeObject | undefined> {
+export async function deleteIfPresent(store: ObjectStore, ref: KeyRef): Promise<KubeObject | undefined> {
   try {
     return await store.delete(ref);
   } catch (e) {
@@ -106,7 +95,7 @@ export async function ensurePolicyFinalizer<P extends AnyPropagationPolicy>(d: P
 }
 
 /** Removes the claim of the policy with this id from one object, if it still carries it (retrying on conflict). */
-export async function stripClaim(store: ObjectStore, ref: Ref, kind: PolicyKind, id: string): Promise<void> {
+export async function stripClaim(store: ObjectStore, ref: KeyRef, kind: PolicyKind, id: string): Promise<void> {
   await store.mutate<KubeObject>(ref, (cur) => (claimedById(cur.metadata, kind, id) ? { ...cur, metadata: withoutClaimMeta(cur.metadata, kind) } : undefined));
 }
 
@@ -121,7 +110,7 @@ export async function releaseTemplate(store: ObjectStore, t: KubeObject, kind: P
 }
 
 /** updateStatus with the resourceVersion read; on conflict, read-modify-write with `recompute`. */
-export async function writeStatus<T extends KubeObject>(store: ObjectStore, ref: Ref, desired: T, recompute: (cur: T) => T | undefined): Promise<T | undefined> {
+export async function writeStatus<T extends KubeObject>(store: ObjectStore, ref: KeyRef, desired: T, recompute: (cur: T) => T | undefined): Promise<T | undefined> {
   try {
     return await store.updateStatus(desired);
   } catch (e) {

@@ -1,18 +1,4 @@
-import {
-  GK,
-  AlreadyExistsError,
-  BindingControllerFinalizer,
-  ClusterPropagationPolicyPermanentIDLabel,
-  PropagationPolicyPermanentIDLabel,
-  ResourceBindingPermanentIDLabel,
-  isConflict,
-  isNotFound,
-  jsonClean,
-  jsonEqual,
-  type KubeObject,
-  type Requirement,
-  type ResourceBinding,
-} from "@flotilla/api";
+import { AlreadyExistsError, BindingControllerFinalizer, ClusterPropagationPolicyPermanentIDLabel, GK, PropagationPolicyPermanentIDLabel, ResourceBindingPermanentIDLabel, isConflict, isNotFound, jsonClean, jsonEqual, parseKindKey, type KubeObject, type Requirement, type ResourceBinding, type KeyRef } from "@flotilla/api";
 import { done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingId, controllerRef, foreignOwner } from "../logic/binding.js";
 import {
@@ -27,7 +13,6 @@ import {
   withRequiredBy,
   type DependencyRef,
 } from "../logic/dependencies.js";
-import { parseRefKey, type Ref } from "../logic/keys.js";
 import { labelEquals, templateRef, type ControllerDeps } from "./common.js";
 
 export const dependenciesDistributorName = "dependencies-distributor";
@@ -89,7 +74,7 @@ export function dependenciesDistributor(d: Deps): Reconciler<string> {
   return {
     name: dependenciesDistributorName,
     async reconcile(key, ctx) {
-      const ref = parseRefKey(key);
+      const ref = parseKindKey(key);
       if (ref.gk !== GK.resourceBinding) return done();
       const b = await d.store.get<ResourceBinding>(ref);
       if (!b) {
@@ -159,11 +144,11 @@ export function dependenciesDistributor(d: Deps): Reconciler<string> {
   };
 }
 
-function dependencyRef(dep: DependencyRef): Ref {
+function dependencyRef(dep: DependencyRef): KeyRef {
   return { gk: `/${dep.kind}`, namespace: dep.namespace, name: dep.name };
 }
 
-function toAttachedRef(a: ResourceBinding): Ref {
+function toAttachedRef(a: ResourceBinding): KeyRef {
   return { gk: GK.resourceBinding, namespace: a.metadata.namespace ?? "", name: a.metadata.name ?? "" };
 }
 
@@ -205,7 +190,7 @@ async function withInheritedPolicy(d: Deps, a: ResourceBinding, self: ResourceBi
 async function attach(d: Deps, obj: KubeObject, parent: ResourceBinding, ctx: ReconcileContext): Promise<void> {
   const ns = parent.metadata.namespace ?? "";
   const pname = parent.metadata.name ?? "";
-  const aref: Ref = { gk: GK.resourceBinding, namespace: obj.metadata.namespace ?? "", name: attachedBindingName({ kind: obj.kind, name: obj.metadata.name ?? "" }) };
+  const aref: KeyRef = { gk: GK.resourceBinding, namespace: obj.metadata.namespace ?? "", name: attachedBindingName({ kind: obj.kind, name: obj.metadata.name ?? "" }) };
   const entry = snapshotOf(ns, pname, parent.spec?.clusters);
   const label = { [dependedByLabel(ns, pname)]: bindingId(parent) ?? "" };
   const resource = { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion };
@@ -264,7 +249,7 @@ async function attach(d: Deps, obj: KubeObject, parent: ResourceBinding, ctx: Re
  * Removes the parent's label and requiredBy entry from an attached binding; one that nobody
  * requires any more and that no policy claims is deleted instead (its Works go with it).
  */
-async function detach(d: Deps, aref: Ref, namespace: string, name: string, ctx: ReconcileContext): Promise<void> {
+async function detach(d: Deps, aref: KeyRef, namespace: string, name: string, ctx: ReconcileContext): Promise<void> {
   const label = dependedByLabel(namespace, name);
   let last: unknown;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {

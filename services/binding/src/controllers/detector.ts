@@ -1,8 +1,7 @@
-import { GK, AlreadyExistsError, isConflict, jsonClean, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
+import { AlreadyExistsError, GK, isConflict, jsonClean, kindKey, parseKindKey, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
 import { done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingChanged, bindingIdLabel, bindingRefFor, buildBinding, foreignOwner, mergeBinding } from "../logic/binding.js";
 import { claimFor, claimOf, hasClaim, withClaimMeta, type Claim, type PolicyKind } from "../logic/claim.js";
-import { parseRefKey, refKey } from "../logic/keys.js";
 import { isIgnoredTemplate } from "../logic/namespaces.js";
 import { EventReasonPreemptPolicySucceed, preemptedMessage, preemptor } from "../logic/preemption.js";
 import { matchesAnySelector, pickPolicyForTemplate } from "../logic/selectors.js";
@@ -30,7 +29,7 @@ export function resourceDetector(d: ControllerDeps): Reconciler<string> {
     name: detectorName,
     async reconcile(key, ctx) {
       d.detectorStarts.mark(key);
-      const t = await d.store.get(parseRefKey(key));
+      const t = await d.store.get(parseKindKey(key));
       if (!t) return done(); // the binding goes with its owner
       ctx.observed(t.metadata.resourceVersion);
       // from here on, every outcome that is not an error covers this version of the template
@@ -148,8 +147,8 @@ async function applyPolicy(d: ControllerDeps, t: KubeObject, policy: AnyPropagat
     p = fresh;
     // this claim's wake-up is news to nobody here: the binding written next carries it on
     const rv = template.metadata.resourceVersion;
-    d.seen.detector.wrote(refKey(toRef(template)), rv);
-    d.seen.binding.wrote(refKey(toRef(template)), rv);
+    d.seen.detector.wrote(kindKey(toRef(template)), rv);
+    d.seen.binding.wrote(kindKey(toRef(template)), rv);
     ctx.log.info({ policy: { kind: claim.kind, namespace: claim.namespace || undefined, name: claim.name } }, "claimed template");
   }
   await upsertBinding(d, template, p, unclaimed, ctx);
@@ -167,8 +166,8 @@ async function writeTemplateStatus(d: ControllerDeps, t: KubeObject, change: (st
     return s === undefined ? undefined : { ...cur, status: s as KubeObject["status"] };
   });
   const rv = written?.metadata.resourceVersion;
-  d.seen.detector.wrote(refKey(ref), rv);
-  d.seen.binding.wrote(refKey(ref), rv);
+  d.seen.detector.wrote(kindKey(ref), rv);
+  d.seen.binding.wrote(kindKey(ref), rv);
   ctx.observed(rv);
   return written;
 }

@@ -1,6 +1,5 @@
-import { GK, type AnyOverridePolicy, type AnyResourceBinding, type Cluster, type KubeObject, type ResourceSelector } from "@flotilla/api";
+import { GK, kindKey, type AnyOverridePolicy, type AnyResourceBinding, type Cluster, type KubeObject, type ResourceSelector } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
-import { refKey } from "../logic/keys.js";
 import { OverrideError, matchingOverridePolicies, needsCluster, overrideEntries, type ClusterOverrides } from "../logic/overrides.js";
 
 /**
@@ -39,7 +38,7 @@ export class OverrideUsers {
 }
 
 export function policyKey(p: AnyOverridePolicy): string {
-  return refKey({ gk: p.kind === "ClusterOverridePolicy" ? GK.clusterOverridePolicy : GK.overridePolicy, namespace: p.metadata.namespace ?? "", name: p.metadata.name ?? "" });
+  return kindKey({ gk: p.kind === "ClusterOverridePolicy" ? GK.clusterOverridePolicy : GK.overridePolicy, namespace: p.metadata.namespace ?? "", name: p.metadata.name ?? "" });
 }
 
 /** The override policies a template is rendered with: cluster policies, then (namespaced templates only) its namespace's policies; each group in application order. */
@@ -87,7 +86,7 @@ function mayPick(rs: ResourceSelector, r: NonNullable<AnyResourceBinding["spec"]
  * is gone (its selectors unknown) concerns every binding in its scope.
  */
 export async function bindingsForOverridePolicy(store: ObjectStore, users: OverrideUsers, gk: string, namespace: string, name: string): Promise<string[]> {
-  const keys = new Set(users.bindingsOf(refKey({ gk, namespace, name })));
+  const keys = new Set(users.bindingsOf(kindKey({ gk, namespace, name })));
   const p = await store.get<AnyOverridePolicy>({ gk, namespace, name });
   const selectors = p?.spec?.resourceSelectors ?? [];
   const lists =
@@ -99,7 +98,7 @@ export async function bindingsForOverridePolicy(store: ObjectStore, users: Overr
         ];
   for (const l of lists) {
     for (const b of l.items) {
-      if (!p || selectors.length === 0 || selectors.some((rs) => mayPick(rs, b.spec?.resource))) keys.add(refKey({ gk: l.gk, namespace: b.metadata.namespace ?? "", name: b.metadata.name ?? "" }));
+      if (!p || selectors.length === 0 || selectors.some((rs) => mayPick(rs, b.spec?.resource))) keys.add(kindKey({ gk: l.gk, namespace: b.metadata.namespace ?? "", name: b.metadata.name ?? "" }));
     }
   }
   return [...keys];

@@ -1,18 +1,7 @@
-import {
-  GK,
-  groupKind,
-  isTemplateType,
-  resourceByKind,
-  selectorRequirements,
-  type AnyPropagationPolicy,
-  type AnyResourceBinding,
-  type KubeObject,
-  type ResourceSelector,
-} from "@flotilla/api";
+import { GK, groupKind, isTemplateType, kindKey, parseKindKey, resourceByKind, selectorRequirements, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject, type ResourceSelector, type KeyRef } from "@flotilla/api";
 import { LastSignatures, after, done, type Reconciler } from "@flotilla/runtime";
 import { bindingFollowsPolicy } from "../logic/binding.js";
 import { claimFor, claimOf, idLabelOf, type PolicyKind } from "../logic/claim.js";
-import { parseRefKey, refKey, type Ref } from "../logic/keys.js";
 import { isIgnoredTemplate } from "../logic/namespaces.js";
 import { matchesAnySelector } from "../logic/selectors.js";
 import { ensurePolicyFinalizer, labelEquals, policyFinalizer, policyGk, releaseTemplate, stripClaim, templateRef, toRef, type ControllerDeps } from "./common.js";
@@ -41,7 +30,7 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
   return {
     name: policyControllerName,
     async reconcile(key, ctx) {
-      const ref = parseRefKey(key);
+      const ref = parseKindKey(key);
       const policy = await d.store.get<AnyPropagationPolicy>(ref);
       if (!policy) {
         fannedOut.forget(key);
@@ -68,20 +57,20 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
       const selectors = p.spec?.resourceSelectors ?? [];
       const keys = new Set<string>();
       const selected = await selectedTemplates(d, p, kind, selectors);
-      const byKey = new Map(selected.map((t) => [refKey(toRef(t)), t]));
+      const byKey = new Map(selected.map((t) => [kindKey(toRef(t)), t]));
 
       // the policy's own bindings: refresh those that do not follow it yet, release those whose template no longer matches
       for (const b of await derivedBindings(d, p, kind, claimFor(p).id)) {
         const tref = templateRef(b.spec?.resource ?? {});
-        const known = byKey.get(refKey(tref));
+        const known = byKey.get(kindKey(tref));
         if (known && bindingFollowsPolicy(b, p) && matchesAnySelector(known, selectors)) continue;
-        const t = byKey.get(refKey(tref)) ?? (await d.store.get(tref));
+        const t = byKey.get(kindKey(tref)) ?? (await d.store.get(tref));
         if (!t) continue;
         if (!matchesAnySelector(t, selectors)) {
           await releaseTemplate(d.store, t, kind, claimFor(p).id);
           continue;
         }
-        keys.add(refKey(tref));
+        keys.add(kindKey(tref));
       }
 
       // preemption: templates claimed by another policy that this one (preemption Always) or, after
@@ -93,7 +82,7 @@ export function policyController(d: PolicyControllerDeps): Reconciler<string> {
       const since = d.policies.visibleSince(ref.gk, ref.namespace, policy.metadata.resourceVersion);
       for (const t of selected) {
         if (claimOf(t.metadata) || isIgnoredTemplate(t, d.skipped) || t.metadata.deletionTimestamp) continue;
-        const k = refKey(toRef(t));
+        const k = kindKey(toRef(t));
         const started = d.detectorStarts.get(k);
         if (since !== undefined && started !== undefined && started > since) continue;
         keys.add(k);
@@ -129,12 +118,12 @@ async function preemptionCandidates(d: ControllerDeps, p: AnyPropagationPolicy, 
   if (p.spec?.preemption === "Always") {
     for (const t of selected) {
       const c = claimOf(t.metadata);
-      if (c && !(c.kind === own.kind && c.namespace === own.namespace && c.name === own.name) && !t.metadata.deletionTimestamp) out.push(refKey(toRef(t)));
+      if (c && !(c.kind === own.kind && c.namespace === own.namespace && c.name === own.name) && !t.metadata.deletionTimestamp) out.push(kindKey(toRef(t)));
     }
   }
   const rivals = (await d.policies.list(policyGk(kind), p.metadata.namespace ?? "")).filter((r) => r.spec?.preemption === "Always" && (r.spec?.priority ?? 0) > (p.spec?.priority ?? 0));
   const claimed = rivals.length && own.id ? await selectedTemplates(d, p, kind, p.spec?.resourceSelectors ?? [], { key: idLabelOf(kind), id: own.id }) : [];
-  for (const t of claimed) if (rivals.some((r) => matchesAnySelector(t, (r.spec?.resourceSelectors ?? []).filter((rs) => !!rs.name)))) out.push(refKey(toRef(t)));
+  for (const t of claimed) if (rivals.some((r) => matchesAnySelector(t, (r.spec?.resourceSelectors ?? []).filter((rs) => !!rs.name)))) out.push(kindKey(toRef(t)));
   return out;
 }
 
@@ -175,7 +164,7 @@ async function selectedTemplates(d: ControllerDeps, p: AnyPropagationPolicy, kin
       seen.add(listKey);
       items = (await d.store.list(gk, { namespace: ns || undefined, labelSelector: reqs })).items;
     }
-    for (const t of items) if (claimLabel || matchesAnySelector(t, [rs])) out.set(refKey(toRef(t)), t);
+    for (const t of items) if (claimLabel || matchesAnySelector(t, [rs])) out.set(kindKey(toRef(t)), t);
   }
   return [...out.values()];
 }
@@ -184,13 +173,13 @@ async function selectedTemplates(d: ControllerDeps, p: AnyPropagationPolicy, kin
 async function releaseAll(d: ControllerDeps, p: AnyPropagationPolicy, kind: PolicyKind, id: string): Promise<number> {
   const idLabel = idLabelOf(kind);
   const templates = new Map<string, KubeObject>();
-  for (const t of await selectedTemplates(d, p, kind, p.spec?.resourceSelectors ?? [], { key: idLabel, id })) templates.set(refKey(toRef(t)), t);
+  for (const t of await selectedTemplates(d, p, kind, p.spec?.resourceSelectors ?? [], { key: idLabel, id })) templates.set(kindKey(toRef(t)), t);
   const bindings = await derivedBindings(d, p, kind, id);
   for (const b of bindings) {
-    const tref: Ref = templateRef(b.spec?.resource ?? {});
-    if (templates.has(refKey(tref))) continue;
+    const tref: KeyRef = templateRef(b.spec?.resource ?? {});
+    if (templates.has(kindKey(tref))) continue;
     const t = await d.store.get(tref);
-    if (t) templates.set(refKey(tref), t);
+    if (t) templates.set(kindKey(tref), t);
     else await stripClaim(d.store, toRef(b), kind, id);
   }
   const all = [...templates.values()];

@@ -1,17 +1,6 @@
-import {
-  GK,
-  ClusterResourceBindingAnnotationKey,
-  ResourceBindingNameAnnotationKey,
-  ResourceBindingNamespaceAnnotationKey,
-  groupKind,
-  isTemplateType,
-  resourceByKind,
-  type WakeUp,
-  type Work,
-} from "@flotilla/api";
+import { ClusterResourceBindingAnnotationKey, GK, ResourceBindingNameAnnotationKey, ResourceBindingNamespaceAnnotationKey, groupKind, isTemplateType, kindKey, resourceByKind, type WakeUp, type Work } from "@flotilla/api";
 import { bindingOfWorkIndex, type ObjectStore } from "@flotilla/store";
 import { bindingRefFor } from "../logic/binding.js";
-import { refKey } from "../logic/keys.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache } from "./caches.js";
@@ -68,7 +57,7 @@ export async function routeWakeUp(
     case GK.propagationPolicy:
     case GK.clusterPropagationPolicy:
       d.policies.invalidate(gk, namespace, w.resourceVersion);
-      out.own = refKey({ gk, namespace, name });
+      out.own = kindKey({ gk, namespace, name });
       out.policy.push(out.own);
       return out;
     case GK.overridePolicy:
@@ -77,26 +66,26 @@ export async function routeWakeUp(
       return out;
     case GK.resourceBinding:
     case GK.clusterResourceBinding: {
-      const key = refKey({ gk, namespace, name });
+      const key = kindKey({ gk, namespace, name });
       out.own = key;
       if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(key);
       if (gk === GK.resourceBinding && !d.seen.dependencies.covers(key, w.resourceVersion)) out.dependencies.push(key);
       return out;
     }
     case GK.work: {
-      if (d.seen.binding.covers(refKey({ gk, namespace, name }), w.resourceVersion)) return out;
+      if (d.seen.binding.covers(kindKey({ gk, namespace, name }), w.resourceVersion)) return out;
       // the Work's index hint names its binding; without one (an older write), read the Work
       const owner = (w.indexKeys ?? []).map(bindingOfWorkIndex).find((b) => b);
       if (owner) {
-        out.binding.push(refKey({ gk: owner.namespace ? GK.resourceBinding : GK.clusterResourceBinding, ...owner }));
+        out.binding.push(kindKey({ gk: owner.namespace ? GK.resourceBinding : GK.clusterResourceBinding, ...owner }));
         return out;
       }
       const work = await d.store.get<Work>({ gk, namespace, name });
       const a = work?.metadata.annotations ?? {};
       if (a[ResourceBindingNamespaceAnnotationKey] && a[ResourceBindingNameAnnotationKey]) {
-        out.binding.push(refKey({ gk: GK.resourceBinding, namespace: a[ResourceBindingNamespaceAnnotationKey], name: a[ResourceBindingNameAnnotationKey] }));
+        out.binding.push(kindKey({ gk: GK.resourceBinding, namespace: a[ResourceBindingNamespaceAnnotationKey], name: a[ResourceBindingNameAnnotationKey] }));
       } else if (a[ClusterResourceBindingAnnotationKey]) {
-        out.binding.push(refKey({ gk: GK.clusterResourceBinding, namespace: "", name: a[ClusterResourceBindingAnnotationKey] }));
+        out.binding.push(kindKey({ gk: GK.clusterResourceBinding, namespace: "", name: a[ClusterResourceBindingAnnotationKey] }));
       }
       return out;
     }
@@ -104,10 +93,10 @@ export async function routeWakeUp(
   if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
   // a dependency created, changed or deleted: the bindings that depend on it
   if (type.group === "") out.dependencies.push(...bindingsForDependency(d.dependencyUsers, { apiVersion: w.apiVersion ?? "", kind: type.kind, namespace, name }));
-  const key = refKey({ gk, namespace, name });
+  const key = kindKey({ gk, namespace, name });
   out.own = key;
   if (!d.seen.detector.covers(key, w.resourceVersion)) out.detector.push(key);
-  const bkey = refKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } }));
+  const bkey = kindKey(bindingRefFor({ kind: type.kind, metadata: { namespace, name } }));
   if (!d.seen.binding.covers(key, w.resourceVersion)) out.binding.push(bkey);
   // a workload's pod template may name other dependencies now (its binding is rewritten only when its replicas change)
   if (namespace && INTERPRETED_KINDS.has(gk)) out.dependencies.push(bkey);

@@ -1,30 +1,12 @@
-import {
-  GK,
-  BindingControllerFinalizer,
-  ClusterResourceBindingControllerFinalizer,
-  ClusterResourceBindingPermanentIDLabel,
-  KARMADA,
-  MoveBackAnnotation,
-  ResourceBindingPermanentIDLabel,
-  apiVersionOf,
-  bindingName,
-  jsonClean,
-  jsonEqual,
-  type AnyPropagationPolicy,
-  type AnyResourceBinding,
-  type KubeObject,
-  type OwnerReference,
-  type ResourceBindingSpec,
-} from "@flotilla/api";
+import { GK, BindingControllerFinalizer, ClusterResourceBindingControllerFinalizer, ClusterResourceBindingPermanentIDLabel, KARMADA, MoveBackAnnotation, ResourceBindingPermanentIDLabel, apiVersionOf, bindingName, jsonClean, jsonEqual, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject, type OwnerReference, type ResourceBindingSpec, type KeyRef } from "@flotilla/api";
 import { createHash } from "node:crypto";
 import { claimFor, hasClaim, withClaimMeta, withoutClaimMeta } from "./claim.js";
-import type { Ref } from "./keys.js";
 import { interpretReplicas } from "./replicas.js";
 
 type Suspension = NonNullable<ResourceBindingSpec["suspension"]>;
 
 /** The binding a template gets: a ResourceBinding next to a namespaced template, else a ClusterResourceBinding. */
-export function bindingRefFor(t: Pick<KubeObject, "kind" | "metadata">): Ref {
+export function bindingRefFor(t: Pick<KubeObject, "kind" | "metadata">): KeyRef {
   const ns = t.metadata.namespace ?? "";
   return { gk: ns ? GK.resourceBinding : GK.clusterResourceBinding, namespace: ns, name: bindingName(t.kind, t.metadata.name ?? "") };
 }

@@ -1,4 +1,4 @@
-import { gracefulEvictCluster, type AnyResourceBinding } from "@flotilla/api";
+import { bindingRefOfKey, gracefulEvictCluster, objectKeyOf, type AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import {
   CRBApplicationFailoverProducer,
@@ -9,7 +9,6 @@ import {
   parseUnhealthySince,
 } from "../logic/application-failover.js";
 import type { Deps as GracefulEvictionDeps } from "./graceful-eviction.js";
-import { parseBindingKey, refString } from "./keys.js";
 import { rfc3339 } from "@flotilla/api";
 
 export const name = "application-failover";
@@ -35,7 +34,7 @@ export function applicationFailover(d: Deps): Reconciler<string> {
   return {
     name,
     async reconcile(key, { log }) {
-      const ref = parseBindingKey(key);
+      const ref = bindingRefOfKey(key);
       if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
       if (!d.cfg.APPLICATION_FAILOVER) return done();
       // decided again on every attempt: what it leaves here describes the attempt that counts
@@ -69,11 +68,11 @@ export function applicationFailover(d: Deps): Reconciler<string> {
       if (!stored || !dec) return done();
       const decided = dec as ReturnType<typeof decideApplicationFailover>;
       for (const e of evicted) {
-        log.info({ binding: refString(ref), kind: stored.kind, cluster: e.cluster, purgeMode: e.options.purgeMode, preserved: Object.keys(e.options.preservedLabelState ?? {}) }, "evicted unhealthy application from cluster");
+        log.info({ binding: objectKeyOf(ref), kind: stored.kind, cluster: e.cluster, purgeMode: e.options.purgeMode, preserved: Object.keys(e.options.preservedLabelState ?? {}) }, "evicted unhealthy application from cluster");
         await d.events.normal(stored, EventReasonEvictWorkloadSucceed, `Evicted from cluster ${e.cluster}: ${e.options.message}; graceful-eviction task added (purgeMode ${e.options.purgeMode})`);
       }
       for (const f of decided.failed) {
-        log.warn({ binding: refString(ref), cluster: f.cluster, problem: f.message }, "application failover cannot evict yet");
+        log.warn({ binding: objectKeyOf(ref), cluster: f.cluster, problem: f.message }, "application failover cannot evict yet");
         await d.events.warning(stored, EventReasonEvictWorkloadFailed, `Cannot evict from cluster ${f.cluster} yet: ${f.message}`);
       }
       return decided.retryMs === undefined ? done() : after(decided.retryMs);

@@ -1,9 +1,10 @@
+import { bindingRefOfKey, objectKeyOf } from "@flotilla/api";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import type { Config } from "../config.js";
 import { assessTasks, taskTimeoutMs, type TaskOutcome } from "../logic/assess.js";
 import { clusterState, type ClusterState } from "../logic/cluster-state.js";
-import { parseBindingKey, refString, type ControllerDeps } from "./keys.js";
+import type { ControllerDeps } from "./deps.js";
 
 export const name = "graceful-eviction";
 
@@ -48,7 +49,7 @@ export function gracefulEviction(d: Deps): Reconciler<string> {
   return {
     name,
     async reconcile(key, { log }) {
-      const ref = parseBindingKey(key);
+      const ref = bindingRefOfKey(key);
       if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
       const states = new Map<string, ClusterState>();
       // decided again on every attempt: what it leaves here describes the attempt that counts
@@ -80,7 +81,7 @@ export function gracefulEviction(d: Deps): Reconciler<string> {
         for (const o of assessed.outcomes) {
           const msg = removedMessage(o, d.cfg, scheduled);
           if (!msg) continue;
-          log.info({ binding: refString(ref), kind: stored.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
+          log.info({ binding: objectKeyOf(ref), kind: stored.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
           await d.events.normal(stored, EventReasonTaskRemoved, msg);
         }
       }

@@ -1,18 +1,8 @@
-import {
-  MoveBackFailedAnnotation,
-  MoveBackSurgeAnnotation,
-  MovingBackLabel,
-  PlacementBeforeFailoverAnnotation,
-  moveBackOf,
-  parseTime,
-  placementFrom,
-  placementOf,
-  rfc3339,
-  type AnyResourceBinding,
-} from "@flotilla/api";
+import { listBindings } from "@flotilla/store";
+import { MoveBackFailedAnnotation, MoveBackSurgeAnnotation, MovingBackLabel, PlacementBeforeFailoverAnnotation, bindingRefOfKey, moveBackOf, objectKeyOf, parseTime, placementFrom, placementOf, rfc3339, type AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import { SURGE_RECHECK_MS, decideMoveBack, returnCluster, type MoveBackDecision, type Surge, type Target } from "../logic/move-back.js";
-import { listBindings, parseBindingKey, refString, type ControllerDeps } from "./keys.js";
+import type { ControllerDeps } from "./deps.js";
 
 export const name = "move-back";
 
@@ -67,7 +57,7 @@ export function moveBack(d: Deps): Reconciler<string> {
   return {
     name,
     async reconcile(key, { log }) {
-      const ref = parseBindingKey(key);
+      const ref = bindingRefOfKey(key);
       if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
       // decided again on every attempt: what it leaves here describes the attempt written
       let dec: MoveBackDecision = { kind: "none" };
@@ -127,13 +117,13 @@ export function moveBack(d: Deps): Reconciler<string> {
       });
       const outcome = dec as MoveBackDecision;
       if (outcome.kind === "wait") {
-        log.debug({ binding: refString(ref), why: outcome.why, retryInMs: outcome.ms }, "move-back waits");
+        log.debug({ binding: objectKeyOf(ref), why: outcome.why, retryInMs: outcome.ms }, "move-back waits");
         return after(Math.max(1, outcome.ms));
       }
       if (!r.written || !r.obj || !event) return done();
       const e = event as { reason: string; warning: boolean; message: string };
       d.onOutcome?.(outcome.kind === "surge" ? "started" : outcome.kind === "finish" ? "finished" : outcome.kind === "revert" ? "reverted" : "dropped");
-      log.info({ binding: refString(ref), kind: r.obj.kind, decision: outcome.kind, message: e.message }, "move-back");
+      log.info({ binding: objectKeyOf(ref), kind: r.obj.kind, decision: outcome.kind, message: e.message }, "move-back");
       await (e.warning ? d.events.warning(r.obj, e.reason, e.message) : d.events.normal(r.obj, e.reason, e.message));
       return outcome.kind === "surge" ? after(SURGE_RECHECK_MS) : outcome.kind === "revert" ? after(1000) : done();
     },

@@ -1,10 +1,10 @@
-import { PlacementBeforeFailoverAnnotation, moveBackOf, placementText, type AnyResourceBinding, type Cluster } from "@flotilla/api";
+import { PlacementBeforeFailoverAnnotation, moveBackOf, objectKeyOf, placementText, type AnyResourceBinding, type Cluster } from "@flotilla/api";
 import { after, done, terminal, type Reconciler, type Result } from "@flotilla/runtime";
 import { gracefulEvictCluster, purgeModeFor, removeCluster } from "../logic/evict.js";
 import { taintString } from "../logic/taints.js";
 import { evictionDecision, type EvictionDecision } from "@flotilla/scheduling";
 import type { ControllerDeps } from "./deps.js";
-import { parseEvictionKey, refString } from "./keys.js";
+import { parseEvictionKey } from "./keys.js";
 import type { ClusterReader } from "@flotilla/store";
 import type { EvictionPacer } from "./pacer.js";
 import { rfc3339 } from "@flotilla/api";
@@ -94,7 +94,7 @@ export function bindingEvictionController(
       const { purgeMode, reason } = evicted;
       d.onEvicted?.(graceful);
       const how = graceful ? `graceful-eviction task added (purgeMode ${purgeMode})` : "removed at once (graceful eviction off)";
-      log.info({ binding: refString(k.binding), kind: stored.kind, cluster: k.cluster, graceful, purgeMode, reason }, "evicted cluster from binding");
+      log.info({ binding: objectKeyOf(k.binding), kind: stored.kind, cluster: k.cluster, graceful, purgeMode, reason }, "evicted cluster from binding");
       await d.events.normal(stored, EventReasonEvictCluster, `Evicted from cluster ${k.cluster}: ${reason}; ${how}`);
       return done();
     },

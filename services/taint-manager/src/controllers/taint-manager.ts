@@ -1,6 +1,6 @@
-import { GK, type AnyResourceBinding, type Cluster } from "@flotilla/api";
+import { GK, type Cluster } from "@flotilla/api";
 import { after, done, type Reconciler } from "@flotilla/runtime";
-import { bindingClusterIndex } from "@flotilla/store";
+import { bindingClusterIndex, listBindings } from "@flotilla/store";
 import { NO_EXECUTE } from "../logic/taints.js";
 import { evictionDecision } from "@flotilla/scheduling";
 import type { ControllerDeps } from "./deps.js";
@@ -27,15 +27,12 @@ export function taintManagerController(d: ControllerDeps & { evict: (key: string
       const taints = c.spec?.taints ?? [];
       if (!taints.some((t) => t.effect === NO_EXECUTE)) return done();
       const index = bindingClusterIndex(name);
-      const [rbs, crbs] = await Promise.all([
-        d.store.list<AnyResourceBinding>(GK.resourceBinding, { index }),
-        d.store.list<AnyResourceBinding>(GK.clusterResourceBinding, { index }),
-      ]);
+      const bindings = await listBindings(d.store, { index });
       const now = d.now().getTime();
       let due = 0;
       let waiting = 0;
       let nextAt = Infinity;
-      for (const b of [...rbs.items, ...crbs.items]) {
+      for (const b of bindings) {
         if (b.metadata.deletionTimestamp) continue;
         if (!(b.spec?.clusters ?? []).some((t) => t.name === name)) continue;
         const dec = evictionDecision(taints, b.spec?.placement?.clusterTolerations, now);
