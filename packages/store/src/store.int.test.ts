@@ -188,6 +188,36 @@ describe("object store", () => {
     assert.deepEqual(gone, { obj: undefined, written: false });
   });
 
+  test("upsert creates, updates, leaves alone, and decides again when another writer got there first", async () => {
+    const ref = { gk: "/ConfigMap", namespace: "default", name: "up" };
+    const bump = (c: KubeObject | undefined) => (c ? { ...c, data: { n: String(Number((c.data as { n: string }).n) + 1) } } : cm("up", { n: "0" }));
+    const created = await store.upsert<KubeObject>(ref, bump);
+    assert.equal(created.written, "created");
+    assert.equal((created.obj?.data as { n: string }).n, "0");
+    const updated = await store.upsert<KubeObject>(ref, bump);
+    assert.equal(updated.written, "updated");
+    assert.equal((updated.obj?.data as { n: string }).n, "1");
+    const same = await store.upsert<KubeObject>(ref, () => undefined);
+    assert.deepEqual(same, { obj: updated.obj, written: undefined }, "nothing to do: the current object");
+    // told the object is absent (first: null) while another writer made it: the create fails and the update is decided on the stored one
+    const seen: Array<string | undefined> = [];
+    const raced = await store.upsert<KubeObject>(
+      { ...ref, name: "up2" },
+      async (c) => {
+        seen.push(c && (c.data as { n: string }).n);
+        if (!c) await store.create(cm("up2", { n: "7" }));
+        return c ? bump(c) : cm("up2", { n: "0" });
+      },
+      { first: null },
+    );
+    assert.deepEqual(seen, [undefined, "7"], "the create lost the race: decided again on the stored object");
+    assert.equal(raced.written, "updated");
+    assert.equal((raced.obj?.data as { n: string }).n, "8");
+    // twenty writers creating-or-bumping one object lose nothing
+    await Promise.all(Array.from({ length: 20 }, () => store.upsert<KubeObject>({ ...ref, name: "up3" }, (c) => (c ? bump(c) : cm("up3", { n: "1" })), { attempts: 100 })));
+    assert.equal(((await store.get<KubeObject>({ ...ref, name: "up3" }))!.data as { n: string }).n, "20");
+  });
+
   test("watch resumes from a resourceVersion and sees every later change in order", async () => {
     const listed = await store.list("/ConfigMap", { namespace: "w" });
     const created = await store.create<KubeObject>({ ...cm("w1"), metadata: { name: "w1", namespace: "w" } });

@@ -600,6 +600,36 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Create-or-update with retries, mutateWritten's sibling for objects that may not exist yet:
+   * `decide` gets a copy of the current object, or undefined when there is none, and returns
+   * the object to write (created when there was none, else updated with the resourceVersion
+   * read) or undefined for "nothing to do". A create that finds the object made meanwhile, or an
+   * update that conflicts, reads and decides again at once, up to `attempts` (10) times.
+   * `first`: the caller's fresh copy for the first try (null: it knows there was none), which
+   * then skips the read. Returns the stored object (the current one when nothing was written) and whether this
+   * call created or updated it.
+   */
+  async upsert<T extends KubeObject>(
+    ref: ObjectRef,
+    decide: (current: T | undefined) => T | undefined | Promise<T | undefined>,
+    opts: { attempts?: number; first?: T | null } = {},
+  ): Promise<{ obj: T | undefined; written: "created" | "updated" | undefined }> {
+    for (let attempt = 1; ; attempt++) {
+      const cur = attempt === 1 && opts.first !== undefined ? (opts.first ?? undefined) : await this.get<T>(ref);
+      const next = await decide(cur && structuredClone(cur));
+      if (!next) return { obj: cur, written: undefined };
+      try {
+        if (!cur) return { obj: await this.create(next), written: "created" };
+        next.metadata.resourceVersion = cur.metadata.resourceVersion;
+        return { obj: await this.update(next), written: "updated" };
+      } catch (e) {
+        const raced = e instanceof AlreadyExistsError || e instanceof ConflictError || (cur !== undefined && e instanceof NotFoundError);
+        if (!raced || attempt >= (opts.attempts ?? 10)) throw e;
+      }
+    }
+  }
+
   /** mutateWritten's object alone: the stored result, the current object when nothing changed, undefined when it is gone. */
   async mutate<T extends KubeObject>(ref: ObjectRef, decide: (current: T) => T | undefined | Promise<T | undefined>, opts: { status?: boolean; attempts?: number; first?: T } = {}): Promise<T | undefined> {
     return (await this.mutateWritten(ref, decide, opts)).obj;

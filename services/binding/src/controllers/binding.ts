@@ -1,4 +1,4 @@
-import { AlreadyExistsError, GK, WorkPermanentIDLabel, isConflict, jsonClean, jsonEqual, kindKey, parseKindKey, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work, type KeyRef } from "@flotilla/api";
+import { GK, WorkPermanentIDLabel, jsonClean, jsonEqual, kindKey, parseKindKey, type AnyResourceBinding, type KubeObject, type ResourceBindingStatus, type TargetCluster, type Work, type KeyRef } from "@flotilla/api";
 import { after, done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingFinalizer, bindingId, bindingIdLabel } from "../logic/binding.js";
 import { orphanWorks, worksBlockingDirectPurge } from "../logic/orphans.js";
@@ -11,7 +11,6 @@ import { clusterOverrides, overridePoliciesFor, policyKey } from "./overrides.js
 
 export const bindingControllerName = "binding-controller";
 
-const MAX_WORK_ATTEMPTS = 10;
 
 /**
  * The binding controller, for ResourceBindings and ClusterResourceBindings alike:
@@ -131,30 +130,21 @@ async function ensureWork(
   ctx: ReconcileContext,
 ): Promise<Work | undefined> {
   const ref = { gk: GK.work, ...workRefFor(t, target.name ?? "") };
-  let existing = known;
-  let last: unknown;
-  for (let attempt = 0; attempt < MAX_WORK_ATTEMPTS; attempt++) {
-    if (existing?.metadata.deletionTimestamp) return existing;
-    const desired = buildWork({ template: t, binding: b, target, completions, overrides, targetCount, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
-    const next = jsonClean(mergeWork(existing, desired));
-    try {
-      if (!existing) {
-        const created = await d.store.create(next);
-        d.seen.binding.wrote(kindKey(ref), created.metadata.resourceVersion);
-        ctx.log.debug({ work: ref }, "created work");
-        return created;
-      }
-      if (jsonEqual(next, existing)) return existing;
-      const updated = await d.store.update(next);
-      d.seen.binding.wrote(kindKey(ref), updated.metadata.resourceVersion);
-      return updated;
-    } catch (e) {
-      if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
-      last = e;
-      existing = await d.store.get<Work>(ref);
-    }
+  const { obj, written } = await d.store.upsert<Work>(
+    ref,
+    (existing) => {
+      if (existing?.metadata.deletionTimestamp) return undefined;
+      const desired = buildWork({ template: t, binding: b, target, completions, overrides, targetCount, workId: existing?.metadata.labels?.[WorkPermanentIDLabel] || d.uuid() });
+      const next = jsonClean(mergeWork(existing, desired));
+      return existing && jsonEqual(next, existing) ? undefined : next;
+    },
+    { first: known ?? null },
+  );
+  if (written && obj) {
+    d.seen.binding.wrote(kindKey(ref), obj.metadata.resourceVersion);
+    if (written === "created") ctx.log.debug({ work: ref }, "created work");
   }
-  throw last;
+  return obj;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { AlreadyExistsError, BindingControllerFinalizer, ClusterPropagationPolicyPermanentIDLabel, GK, PropagationPolicyPermanentIDLabel, ResourceBindingPermanentIDLabel, isConflict, isNotFound, jsonClean, jsonEqual, parseKindKey, type KubeObject, type Requirement, type ResourceBinding, type KeyRef } from "@flotilla/api";
+import { BindingControllerFinalizer, ClusterPropagationPolicyPermanentIDLabel, GK, PropagationPolicyPermanentIDLabel, ResourceBindingPermanentIDLabel, isConflict, isNotFound, jsonClean, jsonEqual, parseKindKey, type KubeObject, type Requirement, type ResourceBinding, type KeyRef } from "@flotilla/api";
 import { done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingId, controllerRef, foreignOwner } from "../logic/binding.js";
 import {
@@ -194,55 +194,44 @@ async function attach(d: Deps, obj: KubeObject, parent: ResourceBinding, ctx: Re
   const entry = snapshotOf(ns, pname, parent.spec?.clusters);
   const label = { [dependedByLabel(ns, pname)]: bindingId(parent) ?? "" };
   const resource = { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion };
-  let last: unknown;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const cur = await d.store.get<ResourceBinding>(aref);
-    try {
-      if (!cur) {
-        if (!entry.clusters?.length) return; // nothing needs it anywhere yet
-        const desired = await withInheritedPolicy(
-          d,
-          {
-            apiVersion: "work.karmada.io/v1alpha2",
-            kind: "ResourceBinding",
-            metadata: {
-              name: aref.name,
-              namespace: aref.namespace,
-              labels: { ...label, [ResourceBindingPermanentIDLabel]: d.uuid() },
-              ownerReferences: [controllerRef(obj)],
-              finalizers: [BindingControllerFinalizer],
-            },
-            spec: { resource, requiredBy: [entry] },
-          },
-          parent,
-        );
-        await d.store.create(jsonClean(desired));
-        ctx.log.info({ attached: aref.name, clusters: entry.clusters?.map((c) => c.name) }, "created attached binding");
-        return;
-      }
-      if (cur.metadata.deletionTimestamp) throw new Error(`attached binding ${aref.namespace}/${aref.name} is being deleted; retrying once it is gone`);
-      const foreign = foreignOwner(cur, obj);
-      if (foreign) throw new Error(`attached binding ${aref.namespace}/${aref.name} is controlled by another object (uid ${foreign})`);
-      const next = await withInheritedPolicy(
+  const { written } = await d.store.upsert<ResourceBinding>(aref, async (cur) => {
+    if (!cur) {
+      if (!entry.clusters?.length) return undefined; // nothing needs it anywhere yet
+      const desired = await withInheritedPolicy(
         d,
         {
-          ...cur,
-          metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, ...label } },
-          spec: { ...cur.spec, resource, requiredBy: withRequiredBy(cur.spec?.requiredBy, ns, pname, entry) },
+          apiVersion: "work.karmada.io/v1alpha2",
+          kind: "ResourceBinding",
+          metadata: {
+            name: aref.name,
+            namespace: aref.namespace,
+            labels: { ...label, [ResourceBindingPermanentIDLabel]: d.uuid() },
+            ownerReferences: [controllerRef(obj)],
+            finalizers: [BindingControllerFinalizer],
+          },
+          spec: { resource, requiredBy: [entry] },
         },
         parent,
       );
-      const clean = jsonClean(next);
-      if (jsonEqual(clean, cur)) return;
-      await d.store.update(clean);
-      ctx.log.debug({ attached: aref.name }, "updated attached binding");
-      return;
-    } catch (e) {
-      if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
-      last = e;
+      return jsonClean(desired);
     }
-  }
-  throw last;
+    if (cur.metadata.deletionTimestamp) throw new Error(`attached binding ${aref.namespace}/${aref.name} is being deleted; retrying once it is gone`);
+    const foreign = foreignOwner(cur, obj);
+    if (foreign) throw new Error(`attached binding ${aref.namespace}/${aref.name} is controlled by another object (uid ${foreign})`);
+    const next = await withInheritedPolicy(
+      d,
+      {
+        ...cur,
+        metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, ...label } },
+        spec: { ...cur.spec, resource, requiredBy: withRequiredBy(cur.spec?.requiredBy, ns, pname, entry) },
+      },
+      parent,
+    );
+    const clean = jsonClean(next);
+    return jsonEqual(clean, cur) ? undefined : clean;
+  });
+  if (written === "created") ctx.log.info({ attached: aref.name, clusters: entry.clusters?.map((c) => c.name) }, "created attached binding");
+  else if (written) ctx.log.debug({ attached: aref.name }, "updated attached binding");
 }
 
 /**

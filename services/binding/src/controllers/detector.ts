@@ -1,4 +1,4 @@
-import { AlreadyExistsError, GK, isConflict, jsonClean, kindKey, parseKindKey, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
+import { GK, jsonClean, kindKey, parseKindKey, type AnyPropagationPolicy, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
 import { done, terminal, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
 import { bindingChanged, bindingIdLabel, bindingRefFor, buildBinding, foreignOwner, mergeBinding } from "../logic/binding.js";
 import { claimFor, claimOf, hasClaim, withClaimMeta, type Claim, type PolicyKind } from "../logic/claim.js";
@@ -10,7 +10,6 @@ import { ensurePolicyFinalizer, policyGk, releaseTemplate, toRef, writeStatus, t
 
 export const detectorName = "resource-detector";
 
-const MAX_BINDING_ATTEMPTS = 10;
 
 /**
  * The resource detector: for one template, find the policy that claims it (the one that
@@ -199,36 +198,21 @@ function clearStalled(d: ControllerDeps, t: KubeObject, ctx: ReconcileContext): 
 async function upsertBinding(d: ControllerDeps, t: KubeObject, policy: AnyPropagationPolicy, createFirst: boolean, ctx: ReconcileContext): Promise<void> {
   const desired = buildBinding(t, policy);
   const ref = bindingRefFor(t);
-  let last: unknown;
-  for (let attempt = 0; attempt < MAX_BINDING_ATTEMPTS; attempt++) {
-    const existing = createFirst && attempt === 0 ? undefined : await d.store.get<AnyResourceBinding>(ref);
-    if (!existing) {
-      const idLabel = bindingIdLabel(desired);
-      const created = jsonClean({ ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata.labels, [idLabel]: d.uuid() } } });
-      try {
-        await d.store.create(created);
-        ctx.log.debug({ binding: ref }, "created binding");
-        return;
-      } catch (e) {
-        if (!(e instanceof AlreadyExistsError)) throw e;
-        last = e;
-        continue;
+  const { written } = await d.store.upsert<AnyResourceBinding>(
+    ref,
+    (existing) => {
+      if (!existing) {
+        const idLabel = bindingIdLabel(desired);
+        return jsonClean({ ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata.labels, [idLabel]: d.uuid() } } });
       }
-    }
-    const owner = foreignOwner(existing, t);
-    if (owner) throw new Error(`binding ${ref.namespace ? ref.namespace + "/" : ""}${ref.name} is owned by ${owner}, not this template; waiting for its garbage collection`);
-    const merged = jsonClean(mergeBinding(existing, desired, policy));
-    const idLabel = bindingIdLabel(merged);
-    if (!merged.metadata.labels?.[idLabel]) merged.metadata.labels = { ...merged.metadata.labels, [idLabel]: d.uuid() };
-    if (!bindingChanged(existing, merged)) return;
-    try {
-      await d.store.update(merged);
-      ctx.log.debug({ binding: ref }, "updated binding");
-      return;
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-      last = e;
-    }
-  }
-  throw last;
+      const owner = foreignOwner(existing, t);
+      if (owner) throw new Error(`binding ${ref.namespace ? ref.namespace + "/" : ""}${ref.name} is owned by ${owner}, not this template; waiting for its garbage collection`);
+      const merged = jsonClean(mergeBinding(existing, desired, policy));
+      const idLabel = bindingIdLabel(merged);
+      if (!merged.metadata.labels?.[idLabel]) merged.metadata.labels = { ...merged.metadata.labels, [idLabel]: d.uuid() };
+      return bindingChanged(existing, merged) ? merged : undefined;
+    },
+    { first: createFirst ? null : undefined },
+  );
+  if (written) ctx.log.debug({ binding: ref }, `${written} binding`);
 }

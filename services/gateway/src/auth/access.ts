@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import { AlreadyExistsError, CORE, ForbiddenError, groupKind, isConflict, KARMADA, type KubeObject } from "@flotilla/api";
+import { CORE, ForbiddenError, groupKind, KARMADA, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
@@ -130,19 +130,12 @@ export class RbacAuthorizer {
   async start(): Promise<void> {
     for (const want of bootstrapPolicy()) {
       const ref = { gk: groupKind({ group: RBAC, kind: want.kind }), name: want.metadata.name! };
-      for (let attempt = 0; attempt < 5; attempt++) {
-        try {
-          const cur = await this.store.get(ref);
-          if (!cur) await this.store.create(want);
-          else if (cur.metadata.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] !== "false" && !sameContent(cur, want)) {
-            await this.store.update({ ...cur, ...want, metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, ...want.metadata.labels }, annotations: { ...cur.metadata.annotations, ...want.metadata.annotations } } });
-          }
-          break;
-        } catch (e) {
-          // another gateway replica wrote it first: look again
-          if (!(e instanceof AlreadyExistsError) && !isConflict(e)) throw e;
-        }
-      }
+      // another gateway replica writing it first: looked at again
+      await this.store.upsert(ref, (cur) => {
+        if (!cur) return want;
+        if (cur.metadata.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false" || sameContent(cur, want)) return undefined;
+        return { ...cur, ...want, metadata: { ...cur.metadata, labels: { ...cur.metadata.labels, ...want.metadata.labels }, annotations: { ...cur.metadata.annotations, ...want.metadata.annotations } } };
+      });
     }
     await this.informer.start();
   }
