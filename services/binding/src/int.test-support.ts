@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { pino } from "pino";
 import { applyDefaults, isNotFound, type AnyResourceBinding, type KubeObject, type TargetCluster, type Work, rfc3339 } from "@flotilla/api";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type NatsConnection, type Relay } from "@flotilla/events";
-import { ObjectStore } from "@flotilla/store";
-import { NATS_URL, freshDatabase, uniqueName, type TestDatabase } from "@flotilla/testkit";
+import type { NatsConnection, Relay } from "@flotilla/events";
+import type { ObjectStore } from "@flotilla/store";
+import { FAST_CONTROLLERS, startService, testLogger, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
 import { buildApp, type App, type AppDeps } from "./app.js";
 import type { Settings } from "./config.js";
 
-export const log = pino({ level: process.env.LOG_LEVEL ?? "silent" });
+export { sleep } from "@flotilla/testkit";
+
+export const log = testLogger("binding");
 
 export const TEST_SETTINGS: Partial<Settings> = {
   resyncMs: 0,
@@ -31,51 +32,25 @@ export interface Env {
 
 /** A fresh database, a stream of its own, a relay, and the binding app started on them. */
 export async function setup(o: Partial<AppDeps> = {}): Promise<Env> {
-  const db = await freshDatabase();
-  const nc = await connectNats({ servers: NATS_URL });
-  const jsm = await jetstreamManager(nc);
-  const stream = uniqueName("BD").toUpperCase();
-  const prefix = uniqueName("bd");
-  await ensureStream(jsm, { stream, prefix, maxAgeMs: 10 * 60_000 });
-  const store = new ObjectStore(db.sql);
-  const relay = startRelay({ sql: db.sql, nc, stream, prefix, pollMs: 50, retentionMs: 0 });
-  const apps: App[] = [];
-  const startApp = async (extra: Partial<AppDeps> = {}) => {
-    const app = buildApp({
-      store,
-      sql: db.sql,
-      js: jetstream(nc),
-      stream,
-      prefix,
+  const build = (b: ServiceBackends, extra: Partial<AppDeps> = {}) =>
+    buildApp({
+      store: b.store,
+      sql: b.db.sql,
+      js: b.js,
+      stream: b.stream,
+      prefix: b.prefix,
       log,
-      controllerOptions: { timerPollMs: 50, backoff: { baseMs: 20, maxMs: 500 }, stopTimeoutMs: 2000 },
+      controllerOptions: FAST_CONTROLLERS,
       ...o,
       ...extra,
       settings: { ...TEST_SETTINGS, ...o.settings, ...extra.settings },
     });
-    apps.push(app);
+  const start = async (app: App) => {
     await app.start();
     await app.consumer!.ready;
-    return app;
   };
-  const app = await startApp();
-  return {
-    db,
-    store,
-    nc,
-    stream,
-    prefix,
-    relay,
-    app,
-    startApp,
-    async close() {
-      for (const a of apps.reverse()) await a.stop().catch(() => {});
-      await relay.stop().catch(() => {});
-      await jsm.streams.delete(stream).catch(() => {});
-      await nc.close().catch(() => {});
-      await db.drop();
-    },
-  };
+  const env = await startService({ name: "binding", log, build, start });
+  return { ...env, startApp: (extra) => env.startAnother(build(env, extra)) };
 }
 
 /** What the gateway's admission does to an object before storing it (defaults, permanent ids). */
@@ -166,5 +141,3 @@ export async function releaseWork(store: ObjectStore, work: { namespace: string;
     if (!isNotFound(e)) throw e;
   }
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

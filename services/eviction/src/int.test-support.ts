@@ -1,11 +1,11 @@
 import { loadConfig } from "@flotilla/config";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } from "@flotilla/events";
-import { createLogger, silentLogger } from "@flotilla/log";
-import { ObjectStore, type ObjectRef } from "@flotilla/store";
-import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
+import type { ObjectStore } from "@flotilla/store";
+import { FAST_CONTROLLERS, rbRef, startService, type TestDatabase } from "@flotilla/testkit";
 import { rfc3339, type AggregatedStatusItem, type AnyResourceBinding, type Cluster, type GracefulEvictionTask, type ResourceBindingStatus, type TargetCluster } from "@flotilla/api";
 import { buildApp, type App } from "./app.js";
 import { configSchema, type Config } from "./config.js";
+
+export { clusterRef, rbRef } from "@flotilla/testkit";
 
 export const k8sNow = (offsetMs = 0) => rfc3339(Date.now() + offsetMs);
 
@@ -19,42 +19,16 @@ export interface Env {
 
 /** A fresh database and stream, a relay, and the eviction service built in-process. */
 export async function setup(env: Record<string, string> = {}, o: { store?: (s: ObjectStore) => ObjectStore } = {}): Promise<Env> {
-  const db = await freshDatabase();
-  const nc = await connectNats({ servers: NATS_URL });
-  const jsm = await jetstreamManager(nc);
-  const stream = uniqueName("EV").toUpperCase();
-  const prefix = uniqueName("ev");
-  await ensureStream(jsm, { stream, prefix, maxAgeMs: 10 * 60_000 });
-  const store = new ObjectStore(db.sql);
-  const relay = startRelay({ sql: db.sql, nc, stream, prefix, pollMs: 50, retentionMs: 0 });
-  const cfg = loadConfig(configSchema, { GRACEFUL_EVICTION_TIMEOUT: "3s", RESYNC_PERIOD: "0", EVENTS_STREAM: stream, EVENTS_PREFIX: prefix, ...env });
-  const log = process.env.LOG_LEVEL ? createLogger({ name: "eviction", level: process.env.LOG_LEVEL }) : silentLogger();
-  const app = buildApp({
-    store: o.store ? o.store(store) : store,
-    sql: db.sql,
-    log,
-    cfg,
-    js: jetstream(nc),
-    runtime: { timerPollMs: 50, backoff: { baseMs: 20, maxMs: 500 }, stopTimeoutMs: 2000, abortGraceMs: 200 },
-  });
-  await app.start();
-  return {
-    db,
-    store,
-    app,
-    cfg,
-    async close() {
-      await app.stop();
-      await relay.stop();
-      await jsm.streams.delete(stream).catch(() => {});
-      await nc.close();
-      await db.drop();
+  let cfg!: Config;
+  const s = await startService({
+    name: "eviction",
+    build: (b) => {
+      cfg = loadConfig(configSchema, { GRACEFUL_EVICTION_TIMEOUT: "3s", RESYNC_PERIOD: "0", EVENTS_STREAM: b.stream, EVENTS_PREFIX: b.prefix, ...env });
+      return buildApp({ store: o.store ? o.store(b.store) : b.store, sql: b.db.sql, log: b.log, cfg, js: b.js, runtime: { ...FAST_CONTROLLERS, abortGraceMs: 200 } });
     },
-  };
+  });
+  return { ...s, cfg };
 }
-
-export const clusterRef = (name: string): ObjectRef => ({ gk: "cluster.karmada.io/Cluster", namespace: "", name });
-export const rbRef = (name: string, namespace = "default"): ObjectRef => ({ gk: "work.karmada.io/ResourceBinding", namespace, name });
 
 export function makeCluster(name: string, ready: "True" | "False" | "Unknown"): Cluster {
   return {

@@ -1,13 +1,11 @@
 import type { TestContext } from "node:test";
-import { createLogger } from "@flotilla/log";
 import { KARMADA, CORE, executionNamespace, groupKind, ExecutionControllerFinalizer, type Cluster, type KubeObject, type Work } from "@flotilla/api";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay } from "@flotilla/events";
 import { startSimulator, type ClusterConfig, type Simulator } from "@flotilla/member-sim";
-import { ObjectStore } from "@flotilla/store";
-import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
+import type { ObjectStore } from "@flotilla/store";
+import { startService, testLogger, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
 import { buildExecution, type Execution, type ExecutionSettings } from "./app.js";
 
-export const log = createLogger({ name: "execution-test", level: process.env.LOG_LEVEL ?? "silent" });
+export const log = testLogger("execution-test");
 export const WORK = groupKind(KARMADA.work);
 export const CLUSTER = groupKind(KARMADA.cluster);
 export const SECRET = groupKind(CORE.secret);
@@ -45,53 +43,40 @@ export interface Harness {
 
 /** A fresh database, stream, relay, simulator and execution service, torn down after the test. */
 export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; readyDelayMs?: number; settings?: Partial<ExecutionSettings> }): Promise<Harness> {
-  const db = await freshDatabase();
-  const nc = await connectNats({ servers: NATS_URL });
-  const jsm = await jetstreamManager(nc);
-  const stream = uniqueName("EX").toUpperCase();
-  const prefix = uniqueName("ex");
-  await ensureStream(jsm, { stream, prefix, maxAgeMs: 10 * 60_000 });
-  const relay = startRelay({ sql: db.sql, nc, stream, prefix, pollMs: 20, retentionMs: 0 });
-  const store = new ObjectStore(db.sql);
   const sim = await startSimulator({ admin: false, defaults: { readyDelayMs: o.readyDelayMs ?? 50 }, clusters: o.clusters });
-  const build = (over?: ObjectStore) =>
+  const build = (b: ServiceBackends, store = b.store) =>
     buildExecution({
-      store: over ?? store,
-      sql: db.sql,
-      js: jetstream(nc),
+      store,
+      sql: b.db.sql,
+      js: b.js,
       log,
       // the simulator serves plain http on 127.0.0.1
-      settings: { ...FAST, MEMBER_ALLOW_HTTP: "loopback", ...o.settings, EVENTS_STREAM: stream, EVENTS_PREFIX: prefix },
+      settings: { ...FAST, MEMBER_ALLOW_HTTP: "loopback", ...o.settings, EVENTS_STREAM: b.stream, EVENTS_PREFIX: b.prefix },
       runner: { timerPollMs: 20, backoff: { baseMs: 20, maxMs: 300 } },
     });
-  let exec = build();
-  let running = true;
-  const { estimatorAddress } = await exec.start({ estimatorPort: 0 });
-  t.after(async () => {
-    if (running) await exec.stop();
-    await relay.stop();
+  const env = await startService({ name: "execution", log, relay: { pollMs: 20 }, build, start: (e) => e.start({ estimatorPort: 0 }) }).catch(async (e: unknown) => {
     await sim.close();
-    await jsm.streams.delete(stream).catch(() => {});
-    await nc.close();
-    await db.drop();
+    throw e;
   });
+  t.after(async () => {
+    await env.close();
+    await sim.close();
+  });
+  const { store } = env;
+  let exec = env.app;
   return {
-    db,
+    db: env.db,
     store,
     sim,
     get exec() {
       return exec;
     },
-    estimatorAddress: estimatorAddress!,
-    async stopExecution() {
-      if (running) await exec.stop();
-      running = false;
-    },
+    estimatorAddress: env.started.estimatorAddress!,
+    stopExecution: () => exec.stop(),
     async startAgain(so) {
-      if (running) await exec.stop();
-      exec = build(so?.store);
-      running = true;
-      await exec.start();
+      await exec.stop();
+      exec = build(env, so?.store);
+      await env.startAnother(exec, (e) => e.start());
       return exec;
     },
     async join(name, jo = {}) {

@@ -1,10 +1,9 @@
 // Runs the scheduler service the way main.ts does, against a fresh database, a NATS stream of its
 // own and the outbox relay, for the integration tests.
-import { createLogger } from "@flotilla/log";
 import type { AnyResourceBinding, Cluster, KubeObject } from "@flotilla/api";
-import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type NatsConnection, type RelayOptions } from "@flotilla/events";
+import type { RelayOptions } from "@flotilla/events";
 import { ObjectStore, type ObjectRef } from "@flotilla/store";
-import { freshDatabase, eventually, uniqueName, NATS_URL, type TestDatabase } from "@flotilla/testkit";
+import { eventually, startService, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
 import { buildApp, type AppSettings, type SchedulerApp } from "./app.js";
 import type { ReplicaEstimator } from "./controllers/estimates.js";
 import type { BindingStore } from "./controllers/scheduler.js";
@@ -51,32 +50,23 @@ export interface Harness {
 }
 
 export async function startHarness(o: { settings?: Partial<AppSettings>; bindings?: (store: ObjectStore) => BindingStore; estimator?: ReplicaEstimator; relay?: Partial<RelayOptions> } = {}): Promise<Harness> {
-  const log = createLogger({ name: "scheduler", level: process.env.LOG_LEVEL ?? "silent" });
-  const db = await freshDatabase();
-  const nc: NatsConnection = await connectNats({ servers: NATS_URL });
-  const relayNc: NatsConnection = await connectNats({ servers: NATS_URL });
-  const jsm = await jetstreamManager(nc);
-  const stream = uniqueName("SCH").toUpperCase();
-  const prefix = uniqueName("sch");
-  await ensureStream(jsm, { stream, prefix, maxAgeMs: 10 * 60_000 });
-  const store = new ObjectStore(db.sql);
-  const relay = startRelay({ sql: db.sql, nc: relayNc, stream, prefix, pollMs: 50, ...o.relay });
-  const replicas: SchedulerApp[] = [];
-  const build = (own = store) =>
+  const build = (b: ServiceBackends, own = b.store) =>
     buildApp({
       store: own,
-      sql: db.sql,
-      js: jetstream(nc),
-      stream,
-      prefix,
-      log,
+      sql: b.db.sql,
+      js: b.js,
+      stream: b.stream,
+      prefix: b.prefix,
+      log: b.log,
       settings: { ...testSettings, ...o.settings },
-      bindings: o.bindings?.(store),
+      bindings: o.bindings?.(b.store),
       estimator: o.estimator,
       ready: async () => true,
     });
-  let app = build();
-  const { grpcAddress } = await app.start({ host: "127.0.0.1", port: 0, grpcPort: 0 });
+  const env = await startService({ name: "scheduler", build, start: (a) => a.start({ host: "127.0.0.1", port: 0, grpcPort: 0 }), relay: { ownConnection: true, ...o.relay } });
+  const { db, store } = env;
+  const startAnother = (a: SchedulerApp) => env.startAnother(a, (x) => x.start({ host: "127.0.0.1", port: 0 }));
+  let app = env.app;
   const get = (key: string) => store.get<AnyResourceBinding>(refOfKey(key) as ObjectRef);
   return {
     db,
@@ -86,17 +76,11 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
     },
     async restart() {
       await app.stop();
-      app = build();
-      await app.start({ host: "127.0.0.1", port: 0 });
-      return app;
+      app = build(env);
+      return startAnother(app);
     },
-    async replica() {
-      const r = build(new ObjectStore(db.sql));
-      await r.start({ host: "127.0.0.1", port: 0 });
-      replicas.push(r);
-      return r;
-    },
-    grpcAddress: grpcAddress!,
+    replica: () => startAnother(build(env, new ObjectStore(db.sql))),
+    grpcAddress: env.started.grpcAddress!,
     async createCluster(c) {
       const created = await store.create(c);
       // like an informer that has synced: bindings created next are scheduled against this cluster
@@ -119,14 +103,7 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
         { timeoutMs, message: `binding ${key} did not reach the expected state` },
       );
     },
-    async close() {
-      for (const r of replicas) await r.stop();
-      await app.stop();
-      await relay.stop();
-      await jsm.streams.delete(stream).catch(() => {});
-      await Promise.allSettled([nc.close(), relayNc.close()]);
-      await db.drop();
-    },
+    close: env.close,
   };
 }
 
