@@ -29,3 +29,17 @@ export function checkCase([, rt, base, mutate, want]: Case): void {
     },
   );
 }
+
+/** A valid PropagationPolicy (nginx to member1). */
+export const pp = (): Json => ({
+  apiVersion: "policy.karmada.io/v1alpha1",
+  kind: "PropagationPolicy",
+  metadata: { name: "nginx-propagation", namespace: "default" },
+  spec: {
+    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
+    placement: { clusterAffinity: { clusterNames: ["member1"] } },
+  },
+});
+
+/** A valid ClusterPropagationPolicy. */
+export const cpp = (): Json => ({ ...pp(), kind: "ClusterPropagationPolicy", metadata: { name: "all-nginx" } });

@@ -1,18 +1,7 @@
 // Metadata, names, labels, annotations and label selectors (validate/fields.ts), as validateObject checks them on a PropagationPolicy.
 import { test } from "node:test";
 import { KARMADA } from "@flotilla/api";
-import { checkCase, type Case, type Json } from "./cases.test-support.js";
-
-const pp = (): Json => ({
-  apiVersion: "policy.karmada.io/v1alpha1",
-  kind: "PropagationPolicy",
-  metadata: { name: "nginx-propagation", namespace: "default" },
-  spec: {
-    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
-    placement: { clusterAffinity: { clusterNames: ["member1"] } },
-  },
-});
-const cpp = (): Json => ({ ...pp(), kind: "ClusterPropagationPolicy", metadata: { name: "all-nginx" } });
+import { checkCase, pp, cpp, type Case } from "./cases.test-support.js";
 
 const P = KARMADA.propagationPolicy;
 const cases: Case[] = [

@@ -2,17 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { CORE, InvalidError, KARMADA, validateObject } from "@flotilla/api";
-import { checkCase, type Case, type Json } from "./cases.test-support.js";
+import { checkCase, pp, type Case, type Json } from "./cases.test-support.js";
 
-const pp = (): Json => ({
-  apiVersion: "policy.karmada.io/v1alpha1",
-  kind: "PropagationPolicy",
-  metadata: { name: "nginx-propagation", namespace: "default" },
-  spec: {
-    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
-    placement: { clusterAffinity: { clusterNames: ["member1"] } },
-  },
-});
 const deployment = (): Json => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "nginx", namespace: "default" }, spec: { replicas: 3, anything: { goes: [1, "x"] } } });
 
 const placement = (o: Json): Json => o.spec.placement;

@@ -3,18 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { KARMADA, applyDefaults, decodeTyped, validateObject, type KubeObject } from "@flotilla/api";
-import { checkCase, type Case, type Json } from "./cases.test-support.js";
-
-const pp = (): Json => ({
-  apiVersion: "policy.karmada.io/v1alpha1",
-  kind: "PropagationPolicy",
-  metadata: { name: "nginx-propagation", namespace: "default" },
-  spec: {
-    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
-    placement: { clusterAffinity: { clusterNames: ["member1"] } },
-  },
-});
-const cpp = (): Json => ({ ...pp(), kind: "ClusterPropagationPolicy", metadata: { name: "all-nginx" } });
+import { checkCase, pp, cpp, type Case, type Json } from "./cases.test-support.js";
 
 const app = (o: Json, a: Json): void => {
   o.spec.propagateDeps = true;
