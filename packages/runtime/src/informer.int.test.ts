@@ -96,3 +96,96 @@ test("one informer follows several kinds in one watch, each object under its own
       await inf.stop();
     }
   }));
+
+/** A store whose watch holds its events back while `paused` (a watch lagging behind the reads). */
+function lagging(store: ObjectStore) {
+  const s = { paused: true };
+  const wrapped = {
+    list: store.list.bind(store),
+    watch: async (gk: string | readonly string[] | undefined, o: Parameters<ObjectStore["watch"]>[1]) => {
+      const events = await store.watch(gk, o);
+      return (async function* () {
+        for await (const e of events) {
+          while (s.paused && !o?.signal?.aborted) await new Promise((r) => setTimeout(r, 10));
+          yield e;
+        }
+      })();
+    },
+  } as Pick<ObjectStore, "list" | "watch">;
+  return Object.assign(s, { store: wrapped });
+}
+
+test("a read outside the watch brings one object up at once; the watch's older news of it changes nothing", () =>
+  withStore(async (store) => {
+    const lag = lagging(store);
+    const events: InformerEvent<string | undefined>[] = [];
+    const inf = new Informer<string | undefined>({ store: lag.store, gk: GK, transform: (o) => (o as { data?: Record<string, string> }).data?.v, onEvent: (e) => events.push(e) });
+    await inf.start();
+    try {
+      const ref = { gk: GK, namespace: "default", name: "a" };
+      await store.create(cm("a", { v: "1" }));
+      const a = await store.mustGet(ref);
+      await store.update({ ...a, data: { v: "2" } });
+      assert.equal(await inf.refresh("default/a", () => store.get(ref)), "2");
+      assert.equal(await inf.refresh("default/a", () => Promise.resolve(a)), "2", "an older read changes nothing");
+      lag.paused = false;
+      await store.create(cm("b"));
+      await eventually(() => inf.size === 2, { timeoutMs: 5000 });
+      assert.deepEqual(events.map((e) => [e.type, e.key, e.value]), [["ADDED", "default/a", "2"], ["ADDED", "default/b", undefined]]);
+      await store.update({ ...(await store.mustGet(ref)), data: { v: "3" } });
+      await eventually(() => inf.get("default/a") === "3", { timeoutMs: 5000 });
+    } finally {
+      lag.paused = false;
+      await inf.stop();
+    }
+  }));
+
+test("an object a read found gone is dropped at once, and the watch's late news of it does not bring it back", () =>
+  withStore(async (store) => {
+    const ref = { gk: GK, namespace: "default", name: "a" };
+    await store.create(cm("a", { v: "1" }));
+    const lag = lagging(store);
+    const events: InformerEvent<KubeObject>[] = [];
+    const inf = new Informer({ store: lag.store, gk: GK, onEvent: (e) => events.push(e) });
+    await inf.start();
+    try {
+      const a = await store.mustGet(ref);
+      await store.update({ ...a, data: { v: "2" } });
+      await store.delete(ref);
+      assert.equal(await inf.refresh("default/a", () => store.get(ref)), undefined);
+      assert.deepEqual(events.filter((e) => !e.initial).map((e) => [e.type, e.key, e.object.metadata.uid]), [["DELETED", "default/a", a.metadata.uid]]);
+      lag.paused = false; // the update and the deletion arrive now
+      await store.create(cm("a", { v: "new" }));
+      await eventually(() => inf.get("default/a"), { timeoutMs: 5000 });
+      assert.deepEqual(
+        events.filter((e) => !e.initial).map((e) => [e.type, (e.object as { data?: Record<string, string> }).data?.v]),
+        [["DELETED", undefined], ["ADDED", "new"]],
+        "neither the update nor the deletion of the object already gone is delivered",
+      );
+    } finally {
+      lag.paused = false;
+      await inf.stop();
+    }
+  }));
+
+test("resync lists again while the watch goes on, and delivers the difference", () =>
+  withStore(async (store) => {
+    await store.create(cm("gone"));
+    const lag = lagging(store);
+    const events: InformerEvent<KubeObject>[] = [];
+    const inf = new Informer({ store: lag.store, gk: GK, onEvent: (e) => events.push(e) });
+    await inf.start();
+    try {
+      await store.create(cm("new"));
+      await store.delete({ gk: GK, namespace: "default", name: "gone" });
+      await inf.resync();
+      assert.deepEqual(events.filter((e) => !e.initial).map((e) => [e.type, e.key]), [["ADDED", "default/new"], ["DELETED", "default/gone"]]);
+      lag.paused = false;
+      await store.create(cm("later"));
+      await eventually(() => inf.get("default/later"), { timeoutMs: 5000 });
+      assert.deepEqual(events.filter((e) => !e.initial).map((e) => [e.type, e.key]), [["ADDED", "default/new"], ["DELETED", "default/gone"], ["ADDED", "default/later"]]);
+    } finally {
+      lag.paused = false;
+      await inf.stop();
+    }
+  }));

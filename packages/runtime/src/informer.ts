@@ -1,7 +1,7 @@
-import type { KubeObject } from "@flotilla/api";
+import { compareResourceVersions, objectKeyOf, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { sleep } from "@flotilla/events";
-import { gkOf, type ObjectStore } from "@flotilla/store";
+import { gkOf, type ListResult, type ObjectStore } from "@flotilla/store";
 import { backoffDelay } from "./backoff.js";
 
 /** One change an informer delivers: an object listed (initial or relist) or watched. */
@@ -11,11 +11,11 @@ export interface InformerEvent<V> {
   gk: string;
   /** `namespace/name`, or `name` for a cluster-scoped object. */
   key: string;
-  /** The object (for a deletion found by a relist, only its kind and metadata name, namespace and resourceVersion). */
+  /** The object (for a deletion found by a list or a read, only its kind and metadata name, namespace, uid and resourceVersion). */
   object: KubeObject;
   /** What the informer keeps of the object (undefined when deleted). */
   value: V | undefined;
-  /** Part of the first list, delivered before `start()` resolves. */
+  /** Part of the first list, delivered before `start()` resolves (false for a relist, `resync()` or `refresh()`). */
   initial: boolean;
 }
 
@@ -36,23 +36,43 @@ interface Held<V> {
   gk: string;
   key: string;
   rv: string;
+  uid?: string;
   value: V;
 }
 
-const keyOf = (o: KubeObject) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ""}` : (o.metadata.name ?? ""));
+/** A read outside the watch in flight (a list, or a get of one object): what was delivered meanwhile, by kindKey. */
+interface Reading {
+  /** The one object read (its kindKey); undefined: every object. */
+  only?: string;
+  delivered: Map<string, string>;
+}
+
+/** Objects remembered as found gone by a list or read before the watch said so (the oldest are forgotten first). */
+const MAX_GONE = 1024;
+
+const keyOf = (o: KubeObject) => objectKeyOf(o.metadata);
 const kindKey = (gk: string, key: string) => `${gk}\u0000${key}`;
 
 /** resourceVersions are decimal strings growing in commit order. */
-const newer = (a: string, b: string) => (a.length !== b.length ? a.length > b.length : a > b);
+const newer = (a: string, b: string) => compareResourceVersions(a, b) > 0;
 
 /**
  * A local, always-current copy of one kind, as Kubernetes' informers keep: list, then watch
  * from the list's resourceVersion; after a watch error or a 410 Gone, list again and deliver
  * the difference (deletions included). Each replica of a service runs its own and sees every
  * change (unlike the shared wake-up consumers). Keeps `transform(object)` per key.
+ *
+ * A caller that must not wait for the watch (a wake-up that has to see its change now) reads
+ * outside it: `refresh(key, read)` for one object, `resync()` for all. Such a read only moves
+ * what is held forwards: an object's resourceVersions grow in commit order, what the watch
+ * delivered while the read was in flight wins over an older read, and an object a read found gone
+ * stays gone when the watch brings its late news (its uid is remembered until its deletion comes).
  */
 export class Informer<V = KubeObject> {
   private readonly items = new Map<string, Held<V>>();
+  /** kindKey → uids a list or read found gone while the watch had not delivered their deletion yet. */
+  private readonly gone = new Map<string, Set<string>>();
+  private readonly readings = new Set<Reading>();
   private readonly ac = new AbortController();
   private running?: Promise<void>;
   private synced = false;
@@ -95,42 +115,128 @@ export class Informer<V = KubeObject> {
     for (const h of this.items.values()) yield [h.key, h.value];
   }
 
+  /**
+   * Reads one object outside the watch (`read`: the store's get of it) and brings what is held
+   * up to it at once, delivering the difference as the watch would: for a caller that must see a
+   * change the watch may not have delivered yet. A read older than what is held, or than what the
+   * watch delivered while it was in flight, changes nothing. Found gone, the object is dropped
+   * and the watch's late news of it ignored; when the watch changed it while the read was in
+   * flight, which came first is unknown, and it is read again (three reads at most). Returns what
+   * is held afterwards.
+   */
+  async refresh(key: string, read: () => Promise<KubeObject | undefined>, gk: string = this.gks[0]!): Promise<V | undefined> {
+    const k = kindKey(gk, key);
+    for (let attempt = 1; ; attempt++) {
+      const r: Reading = { only: k, delivered: new Map() };
+      this.readings.add(r);
+      let found: KubeObject | undefined;
+      try {
+        found = await read();
+      } finally {
+        this.readings.delete(r);
+      }
+      const meanwhile = r.delivered.get(k);
+      if (found) {
+        if (meanwhile === undefined || newer(found.metadata.resourceVersion ?? "", meanwhile)) this.deliver(this.items.has(k) ? "MODIFIED" : "ADDED", found, false);
+        break;
+      }
+      if (meanwhile === undefined) {
+        const held = this.items.get(k);
+        if (held) this.drop(k, held.rv, false);
+        break;
+      }
+      if (attempt === 3) break;
+    }
+    return this.items.get(k)?.value;
+  }
+
+  /** Lists every kind again now, as after a watch error, and delivers the difference; the watch goes on. */
+  async resync(): Promise<void> {
+    await this.relist(false);
+  }
+
   private deliver(type: InformerEvent<V>["type"], object: KubeObject, initial: boolean): void {
     const key = keyOf(object);
     const gk = gkOf(object);
     const k = kindKey(gk, key);
     const rv = object.metadata.resourceVersion ?? "";
+    const uid = object.metadata.uid;
+    const gone = uid ? this.gone.get(k) : undefined;
+    if (uid && gone?.has(uid)) {
+      // a list or read found this object gone already: its deletion is the last of the watch's late news
+      if (type === "DELETED" && gone.delete(uid) && !gone.size) this.gone.delete(k);
+      return;
+    }
     const held = this.items.get(k);
-    if (held && !newer(rv, held.rv)) return;
+    if (held ? !newer(rv, held.rv) : type === "DELETED") return; // older, or the deletion of what a list or read already dropped
     let value: V | undefined;
     if (type === "DELETED") this.items.delete(k);
-    else this.items.set(k, { gk, key, rv, value: (value = this.transform(object)) });
+    else this.items.set(k, { gk, key, rv, uid, value: (value = this.transform(object)) });
+    this.delivered(k, rv);
     this.o.onEvent?.({ type, gk, key, object, value, initial });
+  }
+
+  /**
+   * Drops what is held for `k`, which a list or a read found gone, and delivers its deletion
+   * (as of `rv`). The watch may not have brought that deletion yet: what it still brings of the
+   * object (its uid) is ignored, up to the deletion.
+   */
+  private drop(k: string, rv: string, initial: boolean): void {
+    const held = this.items.get(k);
+    if (!held) return;
+    this.items.delete(k);
+    if (held.uid) {
+      const gone = this.gone.get(k) ?? new Set<string>();
+      this.gone.delete(k); // (re)inserted last: the oldest are forgotten first
+      this.gone.set(k, gone.add(held.uid));
+      if (this.gone.size > MAX_GONE) this.gone.delete(this.gone.keys().next().value!);
+    }
+    const i = held.key.indexOf("/");
+    const meta = i < 0 ? { name: held.key } : { namespace: held.key.slice(0, i), name: held.key.slice(i + 1) };
+    const object: KubeObject = { apiVersion: "", kind: held.gk.slice(held.gk.lastIndexOf("/") + 1), metadata: { ...meta, ...(held.uid ? { uid: held.uid } : {}), resourceVersion: rv } };
+    this.delivered(k, rv);
+    this.o.onEvent?.({ type: "DELETED", gk: held.gk, key: held.key, object, value: undefined, initial });
+  }
+
+  /** Tells the reads in flight that `k` changed. */
+  private delivered(k: string, rv: string): void {
+    for (const r of this.readings) {
+      if (r.only !== undefined && r.only !== k) continue;
+      const prev = r.delivered.get(k);
+      if (prev === undefined || newer(rv, prev)) r.delivered.set(k, rv);
+    }
   }
 
   /**
    * Lists every kind; delivers what changed against what is held; returns the resourceVersion
    * to watch from (the oldest of the lists': a change seen twice is dropped by its version).
+   * What was delivered while the lists were read (a `refresh`, or the watch during a `resync`)
+   * is not undone by them; whatever was delivered before, the lists see.
    */
   private async relist(initial: boolean): Promise<string> {
-    const lists = await Promise.all(this.gks.map((gk) => this.o.store.list(gk)));
+    const r: Reading = { delivered: new Map() };
+    this.readings.add(r);
+    let lists: ListResult<KubeObject>[];
+    try {
+      lists = await Promise.all(this.gks.map((gk) => this.o.store.list(gk)));
+    } finally {
+      this.readings.delete(r);
+    }
     const seen = new Set<string>();
     let from: string | undefined;
-    for (const r of lists) {
-      if (from === undefined || newer(from, r.resourceVersion)) from = r.resourceVersion;
-      for (const obj of r.items) {
+    for (const l of lists) {
+      if (from === undefined || newer(from, l.resourceVersion)) from = l.resourceVersion;
+      for (const obj of l.items) {
         const k = kindKey(gkOf(obj), keyOf(obj));
         seen.add(k);
+        const meanwhile = r.delivered.get(k);
+        if (meanwhile !== undefined && !newer(obj.metadata.resourceVersion ?? "", meanwhile)) continue;
         this.deliver(this.items.has(k) ? "MODIFIED" : "ADDED", obj, initial);
       }
     }
-    for (const [k, held] of [...this.items]) {
-      if (seen.has(k)) continue;
-      this.items.delete(k);
-      const i = held.key.indexOf("/");
-      const meta = i < 0 ? { name: held.key } : { namespace: held.key.slice(0, i), name: held.key.slice(i + 1) };
-      const object: KubeObject = { apiVersion: "", kind: held.gk.slice(held.gk.lastIndexOf("/") + 1), metadata: { ...meta, resourceVersion: from } };
-      this.o.onEvent?.({ type: "DELETED", gk: held.gk, key: held.key, object, value: undefined, initial });
+    for (const k of [...this.items.keys()]) {
+      if (seen.has(k) || r.delivered.has(k)) continue;
+      this.drop(k, from!, initial);
     }
     return from!;
   }
