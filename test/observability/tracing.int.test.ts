@@ -53,7 +53,7 @@ before(async () => {
   const binding = buildBinding({ store, sql: db.sql, js, stream, prefix, log, controllerOptions: { timerPollMs: 20, backoff: { baseMs: 20, maxMs: 300 } } });
   await binding.start();
   stops.push(() => binding.stop());
-  const scheduler = buildScheduler({ store, sql: db.sql, js, stream, prefix, log, settings: { ...testSettings, clusterRefreshMs: 200 } });
+  const scheduler = buildScheduler({ store, sql: db.sql, js, stream, prefix, log, settings: testSettings });
   await scheduler.start({ host: "127.0.0.1", port: 0 });
   stops.push(() => scheduler.stop());
   const execution = buildExecution({

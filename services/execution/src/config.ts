@@ -18,7 +18,7 @@ export const configSchema = {
   WORK_CONCURRENCY: int(64, { min: 1 }, "Works reconciled at once"),
   WORK_RESYNC_PERIOD: duration("10m", "every Work is reconciled again this often (0 disables)"),
   WORK_RETRY_INTERVAL: duration("10s", "a Work whose member is not Ready, unreachable or failing is tried again after this (and at once when it turns Ready)"),
-  CLUSTER_CACHE_REFRESH: duration("2s", "how often this replica re-reads every Cluster and its Secret"),
+  CLUSTER_CACHE_REFRESH: duration("2s", "how often this replica re-reads the Secrets its Clusters name (the Clusters themselves are followed by a watch)"),
   MEMBER_REQUEST_TIMEOUT: duration("10s", "timeout of one member API request"),
   MEMBER_MAX_SOCKETS: int(64, { min: 1 }, "keep-alive connections per member"),
   MEMBER_WATCH_TIMEOUT: duration("5m", "member watches end after this and the informer lists again"),

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { GK, type AnyResourceBinding } from "@flotilla/api";
+import { GK, bindingKey, type AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { Informer, Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
@@ -15,13 +15,10 @@ import { failureSimulator } from "./controllers/simulate-failure.js";
 import { BindingTracker } from "./controllers/tracker.js";
 import { schedulerServiceDefinition, schedulerServiceHandlers } from "./grpc.js";
 import { AssumedLedger, bindingLoad } from "./logic/assumed.js";
-import { bindingKey } from "./logic/keys.js";
 
 export interface AppSettings extends SchedulerSettings {
   /** Bindings scheduled at once. */
   concurrency: number;
-  /** Full re-list of the cluster snapshot. */
-  clusterRefreshMs: number;
   /** Every binding is enqueued again this often (0: never). */
   resyncMs: number;
   estimatorDeadlineMs: number;
@@ -94,7 +91,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   const registry = deps.registry ?? new Metrics();
   const tracker = new BindingTracker();
   const seen = new SeenVersions();
-  const clusters = new ClusterCache(deps.store, { refreshMs: s.clusterRefreshMs, log: log.child({ component: "clusters" }) });
+  const clusters = new ClusterCache(deps.store, { log: log.child({ component: "clusters" }) });
   const estimates = new EstimateCache(deps.estimator, {
     deadlineMs: s.estimatorDeadlineMs,
     ttlMs: s.estimatorCacheTtlMs,

@@ -1,11 +1,10 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { GK, type AnyResourceBinding, type Placement } from "@flotilla/api";
+import { GK, bindingRefOfKey, type AnyResourceBinding, type Placement } from "@flotilla/api";
 import { eventually } from "@flotilla/testkit";
 import { binding, cluster } from "./fixtures.test-support.js";
 import type { SchedulerApp } from "./app.js";
 import { startHarness, type Harness } from "./harness.test-support.js";
-import { refOfKey } from "./logic/keys.js";
 
 // Ten clusters with room for 20 replicas of 100m each (2 cpu); bindings of 3 replicas over
 // exactly 2 clusters, created at once. Nothing reports back unless a test writes the status, so
@@ -77,7 +76,7 @@ describe("the assumed ledger: a burst is spread by what it assigned, not piled o
   test("replicas the members report running stop counting once settled", async () => {
     const b = await h.get("default/web0-deployment");
     const items = (b!.spec!.clusters ?? []).map((t) => ({ clusterName: t.name!, applied: true, health: "Healthy", status: { replicas: t.replicas ?? 0, readyReplicas: t.replicas ?? 0 } }));
-    await h.store.mutate<AnyResourceBinding>(refOfKey("default/web0-deployment"), (cur) => ({ ...cur, status: { ...cur.status, aggregatedStatus: items } }), { status: true });
+    await h.store.mutate<AnyResourceBinding>(bindingRefOfKey("default/web0-deployment")!, (cur) => ({ ...cur, status: { ...cur.status, aggregatedStatus: items } }), { status: true });
     const before = loads(h);
     const mine = Object.fromEntries((b!.spec!.clusters ?? []).map((t) => [t.name!, t.replicas!]));
     await eventually(() => Object.entries(mine).every(([c, n]) => (loads(h)[c] ?? 0) === before[c]! - n), { timeoutMs: 5000, message: "web0's replicas settled" });

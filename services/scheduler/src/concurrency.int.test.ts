@@ -1,11 +1,10 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { AnyResourceBinding, KubeObject } from "@flotilla/api";
+import { bindingKey, bindingRefOfKey, type AnyResourceBinding, type KubeObject } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
 import { binding, cluster, placements } from "./fixtures.test-support.js";
 import { scheduledCondition, startHarness, targets, type Harness } from "./harness.test-support.js";
 import type { BindingStore } from "./controllers/scheduler.js";
-import { bindingKey, refOfKey } from "./logic/keys.js";
 
 const scheduled = (b: AnyResourceBinding) => scheduledCondition(b)?.status === "True" && b.status?.schedulerObservedGeneration === b.metadata.generation;
 
@@ -39,7 +38,7 @@ describe("concurrent writes to one binding", () => {
   });
   after(() => h.close());
 
-  const mutate = (key: string, f: (b: AnyResourceBinding) => AnyResourceBinding, status = false) => h.store.mutate(refOfKey(key), f, { status, attempts: 1000 });
+  const mutate = (key: string, f: (b: AnyResourceBinding) => AnyResourceBinding, status = false) => h.store.mutate(bindingRefOfKey(key)!, f, { status, attempts: 1000 });
 
   test("an eviction task and a label written while the scheduler writes spec.clusters are kept, and the decision is made again on top of them", async () => {
     const key = "default/nginx-deployment";

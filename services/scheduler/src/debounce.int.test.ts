@@ -4,12 +4,11 @@
 // watch (the outbox), so an intermediate placement cannot slip by between two reads.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { gracefulEvictCluster, type AnyResourceBinding, type Placement } from "@flotilla/api";
+import { bindingRefOfKey, gracefulEvictCluster, type AnyResourceBinding, type Placement } from "@flotilla/api";
 import type { ObjectStore } from "@flotilla/store";
 import { eventually, sleep } from "@flotilla/testkit";
 import { binding, cluster, placements } from "./fixtures.test-support.js";
 import { scheduledCondition, startHarness, targets, type Harness } from "./harness.test-support.js";
-import { refOfKey } from "./logic/keys.js";
 
 const DEBOUNCE_MS = 4000;
 
@@ -33,7 +32,7 @@ interface Placed {
 
 /** Records every change of the binding's `spec.clusters` after the version `from`, as the store's watch delivers them. */
 function recordPlacements(store: ObjectStore, key: string, from: AnyResourceBinding): { placed: Placed[]; stop(): Promise<void> } {
-  const ref = refOfKey(key);
+  const ref = bindingRefOfKey(key)!;
   const placed: Placed[] = [];
   const abort = new AbortController();
   let failure: unknown;
@@ -61,7 +60,7 @@ function recordPlacements(store: ObjectStore, key: string, from: AnyResourceBind
 }
 
 async function update(h: Harness, key: string, f: (b: AnyResourceBinding) => AnyResourceBinding): Promise<void> {
-  await h.store.mutate<AnyResourceBinding>(refOfKey(key), f);
+  await h.store.mutate<AnyResourceBinding>(bindingRefOfKey(key)!, f);
 }
 
 describe("with BINDING_UPDATE_DEBOUNCE", () => {

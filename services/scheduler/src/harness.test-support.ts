@@ -1,13 +1,12 @@
 // Runs the scheduler service the way main.ts does, against a fresh database, a NATS stream of its
 // own and the outbox relay, for the integration tests.
-import type { AnyResourceBinding, Cluster, KubeObject } from "@flotilla/api";
+import { bindingRefOfKey, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
 import type { RelayOptions } from "@flotilla/events";
 import { ObjectStore, type ObjectRef } from "@flotilla/store";
 import { eventually, startService, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
 import { buildApp, type AppSettings, type SchedulerApp } from "./app.js";
 import type { ReplicaEstimator } from "./controllers/estimates.js";
 import type { BindingStore } from "./controllers/scheduler.js";
-import { refOfKey } from "./logic/keys.js";
 
 export const testSettings: AppSettings = {
   schedulerName: "default-scheduler",
@@ -18,7 +17,6 @@ export const testSettings: AppSettings = {
   retryBaseMs: 200,
   retryMaxMs: 2000,
   maxConflicts: 10,
-  clusterRefreshMs: 60_000,
   resyncMs: 0,
   estimatorDeadlineMs: 200,
   estimatorCacheTtlMs: 1000,
@@ -67,7 +65,7 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
   const { db, store } = env;
   const startAnother = (a: SchedulerApp) => env.startAnother(a, (x) => x.start({ host: "127.0.0.1", port: 0 }));
   let app = env.app;
-  const get = (key: string) => store.get<AnyResourceBinding>(refOfKey(key) as ObjectRef);
+  const get = (key: string) => store.get<AnyResourceBinding>(bindingRefOfKey(key)! as ObjectRef);
   return {
     db,
     store,

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Cluster, KubeObject } from "@flotilla/api";
+import { GK, type Cluster, type KubeObject } from "@flotilla/api";
 import { createLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
-import { freshDatabase } from "@flotilla/testkit";
-import { ClusterCache } from "./cluster-cache.js";
+import { eventually, freshDatabase } from "@flotilla/testkit";
+import { ClusterCache, type ClusterTransition } from "./cluster-cache.js";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const log = createLogger({ name: "cluster-cache-test", level: "silent" });
@@ -52,9 +52,45 @@ test("a member's token goes only to its own Cluster: not to a later Cluster nami
     await local.refreshAll();
     assert.deepEqual(endpoint(local, "sim"), { ok: true, endpoint: { server: "http://127.0.0.1:7101", token: "sim-token" } });
     assert.equal(endpoint(local, "meta").ok, false, "no setting opens link-local addresses");
-    strict.stop();
-    local.stop();
+    await strict.stop();
+    await local.stop();
   } finally {
+    await db.drop();
+  }
+});
+
+test("the entries follow the Clusters through the watch, without a fresh: a new cluster with its credentials, Ready, deleting, gone", async () => {
+  const db = await freshDatabase();
+  const store = new ObjectStore(db.sql);
+  const transitions: [string, ClusterTransition][] = [];
+  const cache = new ClusterCache(store, { refreshMs: 60_000, log, onTransition: (c, t) => transitions.push([c, t]) });
+  try {
+    await cache.start();
+    assert.deepEqual(cache.names(), []);
+    await store.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "m1", namespace: "karmada-cluster" }, data: { token: b64("m1-token") } } as KubeObject);
+    await store.create<Cluster>({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "m1", finalizers: ["test/hold"] }, spec: { apiEndpoint: "https://10.0.0.1:6443", secretRef: { namespace: "karmada-cluster", name: "m1" } } });
+    const entry = await eventually(() => cache.get("m1"), { timeoutMs: 5000, message: "the new cluster reaches the cache, its Secret read" });
+    assert.deepEqual(entry.endpoint, { ok: true, endpoint: { server: "https://10.0.0.1:6443", token: "m1-token" } });
+    assert.equal(entry.ready, false);
+    assert.deepEqual(cache.names(), ["m1"]);
+    assert.deepEqual(cache.referencing("karmada-cluster", "m1"), ["m1"]);
+
+    const ref = { gk: GK.cluster, name: "m1" };
+    const now = new Date().toISOString();
+    await store.mutate<Cluster>(ref, (c) => ((c.status = { conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", message: "", lastTransitionTime: now }] }), c), { status: true });
+    await eventually(() => cache.get("m1")?.ready, { timeoutMs: 5000, message: "Ready reaches the cache" });
+    await store.delete(ref); // held by its finalizer: deleting
+    await eventually(() => cache.get("m1")?.deleting, { timeoutMs: 5000, message: "the deletion timestamp reaches the cache" });
+    await store.mutate<Cluster>(ref, (c) => ((c.metadata.finalizers = []), c));
+    await eventually(() => !cache.get("m1"), { timeoutMs: 5000, message: "the deletion reaches the cache" });
+    assert.deepEqual(cache.names(), []);
+    assert.deepEqual(transitions, [
+      ["m1", "ready"],
+      ["m1", "deleting"],
+      ["m1", "gone"],
+    ]);
+  } finally {
+    await cache.stop();
     await db.drop();
   }
 });

@@ -57,7 +57,7 @@ export function clusterStatusController(d: ClusterStatusDeps): Reconciler<string
       const started = Date.now();
       // another replica probes it; this one starts when it takes the cluster's lease
       if (d.owns && !d.owns(clusterName)) return done();
-      // the cache is refreshed by every Cluster/Secret wake-up and every CLUSTER_CACHE_REFRESH; a stale copy only costs a conflict below
+      // the cache follows the Clusters by watch and is refreshed by every Cluster/Secret wake-up; a stale copy only costs a conflict below
       const entry = d.clusters.get(clusterName) ?? (await d.clusters.fresh(clusterName));
       // a Pull cluster's agent reports its status (and renews its lease): no probing from here
       if (!entry || entry.deleting || entry.pull) {

@@ -1,7 +1,7 @@
 import { GK, type Cluster } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
+import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
-import { compareRv } from "../logic/keys.js";
 
 export interface ClusterChange {
   name: string;
@@ -12,50 +12,72 @@ export interface ClusterChange {
 const byName = (a: Cluster, b: Cluster) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1);
 
 /**
- * This replica's snapshot of the Clusters, which every scheduling decision reads. Listed in full
- * at start and every `refreshMs`, and re-read for one cluster whenever its wake-up arrives (so
- * the bindings a cluster change fans out to are scheduled against the change). Cluster objects
- * are replaced, never changed in place, and the snapshot array keeps its identity until
- * something changes: the scheduling package caches what it derives from both by identity.
+ * This replica's snapshot of the Clusters, which every scheduling decision reads: kept by an
+ * informer (listed at start, then current from the watch, listed again after a watch error),
+ * and re-read for one cluster whenever its wake-up arrives (so the bindings a cluster change fans
+ * out to are scheduled against the change even when the watch has not brought it yet). Cluster
+ * objects are frozen and replaced, never changed in place, and the snapshot array keeps its
+ * identity until something changes: the scheduling package caches what it derives from both by
+ * identity.
+ *
+ * The changes `refresh` and `refreshAll` report are against what the previous of those reads
+ * reported (the fan-out's view), not against the informer, which may have brought the change
+ * before the wake-up did.
  */
 export class ClusterCache {
-  private readonly byName = new Map<string, Cluster>();
-  private list: readonly Cluster[] = [];
-  private timer?: NodeJS.Timeout;
+  private readonly informer: Informer<Cluster>;
+  private list: readonly Cluster[] = Object.freeze([]);
+  /** The informer changed something since `list` was built. */
+  private changed = true;
+  /** Each cluster as the last `refresh` of it (or `refreshAll`, or the start) reported it. */
+  private readonly reported = new Map<string, Cluster>();
   private refreshing?: Promise<ClusterChange[]>;
   /** When the last completed full list started (performance.now()). */
   private listedAt = -1;
 
   constructor(
-    private readonly store: Pick<ObjectStore, "get" | "list">,
-    private readonly o: { refreshMs: number; log: Logger },
-  ) {}
-
-  async start(): Promise<void> {
-    await this.refreshAll();
-    if (this.o.refreshMs > 0) {
-      this.timer = setInterval(() => void this.refreshAll().catch((e) => this.o.log.warn({ err: e }, "cluster snapshot refresh failed")), this.o.refreshMs);
-      this.timer.unref();
-    }
+    private readonly store: Pick<ObjectStore, "get" | "list" | "watch">,
+    o: { log: Logger },
+  ) {
+    this.informer = new Informer<Cluster>({
+      store,
+      gk: GK.cluster,
+      transform: (c) => Object.freeze(c) as Cluster,
+      onEvent: () => {
+        this.changed = true;
+      },
+      log: o.log,
+    });
   }
 
-  stop(): void {
-    clearInterval(this.timer);
+  async start(): Promise<void> {
+    const startedAt = performance.now();
+    await this.informer.start();
+    this.listedAt = Math.max(this.listedAt, startedAt);
+    this.reportAll();
+  }
+
+  stop(): Promise<void> {
+    return this.informer.stop();
   }
 
   /** Every known cluster, deleting ones included, sorted by name. */
   snapshot(): readonly Cluster[] {
+    if (this.changed) {
+      this.changed = false;
+      this.list = Object.freeze([...this.informer.entries()].map(([, c]) => c).sort(byName));
+    }
     return this.list;
   }
 
   get(name: string): Cluster | undefined {
-    return this.byName.get(name);
+    return this.informer.get(name);
   }
 
-  /** Re-reads one cluster; reports what changed (before/after) when its resourceVersion moved. */
+  /** Re-reads one cluster; reports what changed (before/after) since the last report of it. */
   async refresh(name: string): Promise<ClusterChange | undefined> {
-    const after = await this.store.get<Cluster>({ gk: GK.cluster, name });
-    return this.apply(name, after);
+    await this.informer.refresh(name, () => this.store.get<Cluster>({ gk: GK.cluster, name }));
+    return this.report(name);
   }
 
   /**
@@ -63,41 +85,26 @@ export class ClusterCache {
    * listing again if needed; concurrent callers share the lists. A decision that found no
    * cluster fitting asks for this before it is written, with the time it read the binding: every
    * cluster committed before the binding was read is then in the snapshot, so a cluster whose
-   * wake-up has not arrived yet is not missed (a NoClusterFit is not retried, and a new cluster
-   * alone enqueues nothing).
+   * wake-up (and watch event) has not arrived yet is not missed (a NoClusterFit is not retried,
+   * and a new cluster alone enqueues nothing).
    */
   async snapshotSince(since: number): Promise<readonly Cluster[]> {
     for (;;) {
-      if (this.listedAt >= since) return this.list;
+      if (this.listedAt >= since) return this.snapshot();
       const inflight = this.refreshing;
       if (inflight) await inflight.catch(() => undefined);
       else await this.refreshAll();
     }
   }
 
-  /** Lists every cluster and reports the changes against the snapshot. */
+  /** Lists every cluster afresh and reports the changes since the last reports. */
   refreshAll(): Promise<ClusterChange[]> {
     this.refreshing ??= (async () => {
       try {
         const startedAt = performance.now();
-        const { items } = await this.store.list<Cluster>(GK.cluster);
-        const changes: ClusterChange[] = [];
-        const seen = new Set<string>();
-        for (const c of items) {
-          const name = c.metadata.name ?? "";
-          seen.add(name);
-          const ch = this.apply(name, c, false);
-          if (ch) changes.push(ch);
-        }
-        for (const name of [...this.byName.keys()]) {
-          if (!seen.has(name)) {
-            const ch = this.apply(name, undefined, false);
-            if (ch) changes.push(ch);
-          }
-        }
-        if (changes.length) this.rebuild();
+        await this.informer.resync();
         this.listedAt = Math.max(this.listedAt, startedAt);
-        return changes;
+        return this.reportAll();
       } finally {
         this.refreshing = undefined;
       }
@@ -105,18 +112,22 @@ export class ClusterCache {
     return this.refreshing;
   }
 
-  private apply(name: string, after: Cluster | undefined, rebuild = true): ClusterChange | undefined {
-    const before = this.byName.get(name);
-    if (!after && !before) return undefined;
-    // a list that started before a single re-read must not put an older version back
-    if (after && before && compareRv(after.metadata.resourceVersion ?? "", before.metadata.resourceVersion ?? "") <= 0) return undefined;
-    if (after) this.byName.set(name, Object.freeze(after));
-    else this.byName.delete(name);
-    if (rebuild) this.rebuild();
+  /** What changed for one cluster since it was last reported; it is reported as it is now. */
+  private report(name: string): ClusterChange | undefined {
+    const before = this.reported.get(name);
+    const after = this.informer.get(name);
+    if (before === after) return undefined;
+    if (after) this.reported.set(name, after);
+    else this.reported.delete(name);
     return { name, before, after };
   }
 
-  private rebuild(): void {
-    this.list = Object.freeze([...this.byName.values()].sort(byName));
+  private reportAll(): ClusterChange[] {
+    const changes: ClusterChange[] = [];
+    for (const name of new Set([...this.reported.keys(), ...[...this.informer.entries()].map(([n]) => n)])) {
+      const ch = this.report(name);
+      if (ch) changes.push(ch);
+    }
+    return changes;
   }
 }

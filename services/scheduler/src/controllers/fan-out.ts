@@ -1,7 +1,6 @@
-import { GK, type AnyResourceBinding } from "@flotilla/api";
+import { GK, bindingKey, type AnyResourceBinding } from "@flotilla/api";
 import { bindingClusterIndex, type ObjectStore } from "@flotilla/store";
 import { affectedBy, clusterChangeFansOut, mayUnpark } from "../logic/cluster-change.js";
-import { bindingKey } from "../logic/keys.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { BindingTracker } from "./tracker.js";
 

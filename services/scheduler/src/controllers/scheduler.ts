@@ -1,11 +1,10 @@
 import { isDeepStrictEqual } from "node:util";
-import { PolicyPlacementAnnotation, isConflict, microTime, parseTime, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
+import { BadRequestError, PolicyPlacementAnnotation, bindingRefOfKey, isConflict, microTime, parseTime, type AnyResourceBinding, type Cluster, type KubeObject } from "@flotilla/api";
 import { after, done, retry, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
 import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
 import { UpdatePendingSinceAnnotation, debounceUpdate } from "../logic/debounce.js";
-import { refOfKey } from "../logic/keys.js";
 import { SCHEDULED, observedOnly, sameOutcome, statusAfter, withScheduleResult, type Trigger } from "../logic/status.js";
 import type { SchedulerMetrics } from "./metrics.js";
 import type { BindingTracker } from "./tracker.js";
@@ -101,7 +100,8 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
   };
 
   async function pass(key: string, ctx: ReconcileContext): Promise<Result> {
-    const ref = refOfKey(key);
+    const ref = bindingRefOfKey(key);
+    if (!ref) terminal(new BadRequestError(`malformed binding key ${JSON.stringify(key)}`));
     const readAt = performance.now();
     const rb = await d.store.get<AnyResourceBinding>(ref);
     if (!rb || rb.metadata.deletionTimestamp) {
