@@ -1,9 +1,30 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import * as grpc from "@grpc/grpc-js";
-import type { WakeUpConsumer } from "@flotilla/events";
+import type { JetStreamClient, WakeUpConsumer } from "@flotilla/events";
+import type { ObjectStore, Sql } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
-import type { Controller } from "./controller.js";
+import type { Controller, ControllerOptions } from "./controller.js";
 import { Metrics } from "./metrics.js";
+
+/** What a controller service's `buildApp` is given (main.ts passes runService's context; tests their own). */
+export interface ServiceDeps<C> {
+  store: ObjectStore;
+  /** The service's pool: the controllers' timers and the readiness probe. */
+  sql: Sql;
+  log: Logger;
+  cfg: C;
+  /** JetStream for wake-ups (stream and prefix from cfg); without it the controllers run on timers, resyncs and enqueue() alone. */
+  js?: JetStreamClient;
+  now?: () => Date;
+  /** Reported as the events' source host (default: the hostname). */
+  host?: string;
+  /** Runtime overrides for every controller (tests shrink timerPollMs and backoff). */
+  runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
+  /** Readiness of the dependencies (default: the database answers within 2 s). */
+  ready?: () => Promise<boolean>;
+  /** The process's metrics registry (default: one of its own). */
+  metrics?: Metrics;
+}
 
 /** Something a service runs: started in the order declared, stopped in the reverse order. */
 export interface HostStep {

@@ -4,7 +4,7 @@ export * from "./store.js";
 export * from "./indexers.js";
 export * from "./events.js";
 export * from "./cluster-reader.js";
-export * from "./bindings.js";
+export * from "./repositories.js";
 export * from "./batcher.js";
 export * from "./leader.js";
 export * from "./seal.js";

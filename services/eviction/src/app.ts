@@ -1,10 +1,9 @@
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
-import { ConditionReady, GK, bindingKey, findCondition, objectKeyOf, type Cluster, type WakeUp } from "@flotilla/api";
+import { ConditionReady, GK, findCondition, objectKeyOf, type Cluster, type WakeUp } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient } from "@flotilla/events";
-import type { Logger } from "@flotilla/log";
-import { LastSignatures, Metrics, ServiceHost, createController, wireWakeUps, type Controller, type ControllerOptions, type Reconciler } from "@flotilla/runtime";
-import { listBindings, BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
+import { LastSignatures, Metrics, ServiceHost, type ServiceDeps, createController, wireWakeUps, type Controller, type Reconciler } from "@flotilla/runtime";
+import { bindingsIn, BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
 import { gracefulEviction } from "./controllers/graceful-eviction.js";
@@ -13,24 +12,7 @@ import { ClusterReader } from "@flotilla/store";
 
 export const COMPONENT = "eviction";
 
-export interface AppDeps {
-  store: ObjectStore;
-  /** The service's pool: the controllers' timers and the readiness probe. */
-  sql: Sql;
-  log: Logger;
-  cfg: Config;
-  /** JetStream for wake-ups (stream and prefix from cfg); without it the controller runs on timers, resyncs and enqueue() alone. */
-  js?: JetStreamClient;
-  now?: () => Date;
-  /** Reported as the events' source host (default: the hostname). */
-  host?: string;
-  /** Runtime overrides (tests shrink timerPollMs and backoff). */
-  runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
-  /** Readiness of the dependencies (default: the database answers within 2 s). */
-  ready?: () => Promise<boolean>;
-  /** The process's metrics registry (default: one of its own). */
-  metrics?: Metrics;
-}
+export type AppDeps = ServiceDeps<Config>;
 
 /** The eviction service's own metric names (besides the controller runtime's). */
 export const EVICTION_METRICS = {
@@ -68,7 +50,8 @@ export function buildApp(deps: AppDeps): App {
   const clusters = new ClusterReader(store, cfg.CLUSTER_READ_TTL, () => now().getTime());
   const metrics = deps.metrics ?? new Metrics();
   const removed = metrics.counter(EVICTION_METRICS.tasksRemoved, "Graceful-eviction tasks removed, by why (ReplacementHealthy, Timeout, SuppressDeletionFalse, ScheduledAgain).", ["why"]);
-  const bindingsWith = async (index: string) => (await listBindings(store, { index })).map(bindingKey);
+  const bindings = bindingsIn(store);
+  const bindingsWith = async (index: string) => (await bindings.list({ index })).map((b) => bindings.key(b));
   /** A controller of the bindings with the index entry `index` (its resync lists them). */
   const bindingController = (reconciler: Reconciler<string>, concurrency: number, index: string) =>
     createController({ sql: deps.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime, reconciler, concurrency, listKeys: () => bindingsWith(index) });

@@ -4,7 +4,7 @@ import { GK, KARMADA, clusterOfExecutionNamespace, executionNamespace, groupKind
 import { subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { Metrics, SeenVersions, ServiceHost, backoffDelay, createController, objectKey, wireWakeUps, type Controller } from "@flotilla/runtime";
-import type { ObjectStore, Sql } from "@flotilla/store";
+import { clustersIn, worksIn, type ObjectStore, type Sql } from "@flotilla/store";
 import type { HealthResult } from "@flotilla/kube";
 import { ReadyThresholds } from "@flotilla/member-apply";
 import { manifestsOf, workKeyOf } from "@flotilla/member-apply";
@@ -225,12 +225,12 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     // sharded, a Work's retry belongs to its member's owner (a new owner compares all its Works)
     ...(leases ? { timerScope: replica } : {}),
     listKeys: async () =>
-      (await deps.store.list(GK.work)).items
-        .filter((w) => {
-          const cluster = clusterOfExecutionNamespace(w.metadata.namespace ?? "");
+      (await worksIn(deps.store).keys())
+        .map(({ key }) => key)
+        .filter((key) => {
+          const cluster = clusterOfExecutionNamespace(key.slice(0, key.indexOf("/")));
           return cluster !== undefined && owns(cluster);
-        })
-        .map((w) => objectKey({ namespace: w.metadata.namespace, name: w.metadata.name })),
+        }),
     ...runner,
   });
 
@@ -265,7 +265,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     concurrency: s.CLUSTER_STATUS_CONCURRENCY,
     resyncMs: Math.max(60_000, s.CLUSTER_STATUS_UPDATE_FREQUENCY * 6),
     ...(leases ? { timerScope: replica } : {}),
-    listKeys: async () => (await deps.store.list(GK.cluster)).items.map((c) => c.metadata.name ?? "").filter(owns),
+    listKeys: async () => (await clustersIn(deps.store).keys()).map(({ key }) => key).filter(owns),
     timeoutMs: Math.max(30_000, s.CLUSTER_PROBE_TIMEOUT * 4),
     timerPollMs: deps.runner?.timerPollMs ?? Math.max(10, Math.min(250, Math.floor(s.CLUSTER_STATUS_UPDATE_FREQUENCY / 4))),
     backoff: deps.runner?.backoff,

@@ -2,9 +2,9 @@ import type { FastifyInstance } from "fastify";
 import { GK, bindingKey, type AnyResourceBinding } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Informer, Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper, type KeyVersion } from "@flotilla/runtime";
+import { Informer, Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
-import { startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
+import { bindingsIn, startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
 import { ClusterCache } from "./controllers/cluster-cache.js";
 import { EstimateCache, type ReplicaEstimator } from "./controllers/estimates.js";
 import { clusterKeys } from "./controllers/fan-out.js";
@@ -121,11 +121,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     concurrency: s.concurrency,
     resyncMs: s.resyncMs,
     // with versions: a binding parked after a terminal failure is resynced only once it changed
-    listKeys: async () => {
-      const keys: KeyVersion[] = [];
-      for (const gk of [GK.resourceBinding, GK.clusterResourceBinding]) for await (const b of await deps.store.listStream<AnyResourceBinding>(gk)) keys.push({ key: bindingKey(b), resourceVersion: b.metadata.resourceVersion });
-      return keys;
-    },
+    listKeys: () => bindingsIn(deps.store).keys(),
   }));
   // every term's controller counts in the same families (their totals add up)
   const withMetrics = (c: Controller) => (registry.controllers([c]), c);

@@ -1,41 +1,22 @@
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
-import { subjectFor, type JetStreamClient } from "@flotilla/events";
-import type { Logger } from "@flotilla/log";
-import { LastSignatures, Metrics, ServiceHost, byObjectKey, createController, wireWakeUps, type Controller, type ControllerOptions } from "@flotilla/runtime";
-import { EventRecorder, databaseProbe, type ObjectStore, type Sql } from "@flotilla/store";
-import { GK, type Cluster, type WakeUp } from "@flotilla/api";
+import { subjectFor } from "@flotilla/events";
+import { LastSignatures, Metrics, ServiceHost, type ServiceDeps, byObjectKey, createController, wireWakeUps, type Controller } from "@flotilla/runtime";
+import { ClusterReader, EventRecorder, clustersIn, databaseProbe } from "@flotilla/store";
+import { GK, type WakeUp } from "@flotilla/api";
 import { noExecuteSignature } from "./logic/taints.js";
 import type { Config } from "./config.js";
 import { bindingEvictionController } from "./controllers/binding-eviction.js";
 import { CLUSTER_CONTROLLER, clusterController } from "./controllers/cluster.js";
 import type { ControllerDeps } from "./controllers/deps.js";
 
-import { ClusterReader } from "@flotilla/store";
 import { EvictionPacer } from "./controllers/pacer.js";
 import { TAINT_MANAGER_CONTROLLER, taintManagerController } from "./controllers/taint-manager.js";
 import { TAINT_POLICY_CONTROLLER, taintPolicyController } from "./controllers/taint-policy.js";
 
 export const COMPONENT = "taint-manager";
 
-export interface AppDeps {
-  store: ObjectStore;
-  /** The service's pool: the controllers' timers and the readiness probe. */
-  sql: Sql;
-  log: Logger;
-  cfg: Config;
-  /** JetStream for wake-ups (stream and prefix from cfg); without it the controllers run on timers, resyncs and enqueue() alone. */
-  js?: JetStreamClient;
-  now?: () => Date;
-  /** Reported as the events' source host (default: the hostname). */
-  host?: string;
-  /** Runtime overrides for every controller (tests shrink timerPollMs and backoff). */
-  runtime?: Partial<Omit<ControllerOptions, "reconciler" | "sql" | "log" | "listKeys">>;
-  /** Readiness of the dependencies (default: the database answers within 2 s). */
-  ready?: () => Promise<boolean>;
-  /** The process's metrics registry (default: one of its own). */
-  metrics?: Metrics;
-}
+export type AppDeps = ServiceDeps<Config>;
 
 /** The taint manager's own metric names (besides the controller runtime's). */
 export const TAINT_MANAGER_METRICS = {
@@ -74,7 +55,8 @@ export function buildApp(deps: AppDeps): App {
     { rate: cfg.RESOURCE_EVICTION_RATE, secondaryRate: cfg.SECONDARY_RESOURCE_EVICTION_RATE, unhealthyThreshold: cfg.UNHEALTHY_CLUSTER_THRESHOLD, refreshMs: cfg.FLEET_HEALTH_REFRESH },
     () => now().getTime(),
   );
-  const listClusters = async () => (await store.list<Cluster>(GK.cluster)).items.map((c) => c.metadata.name ?? "");
+  const clusters = clustersIn(store);
+  const listClusters = async () => (await clusters.keys()).map((k) => k.key);
   const runtime = { sql: deps.sql, log, resyncMs: cfg.RESYNC_PERIOD, ...deps.runtime };
   const metrics = deps.metrics ?? new Metrics();
   const evictions = metrics.counter(TAINT_MANAGER_METRICS.evictions, "Clusters evicted from bindings, by mode (graceful: into a graceful-eviction task; immediate: removed at once).", ["mode"]);
@@ -111,7 +93,7 @@ export function buildApp(deps: AppDeps): App {
   const lastTaints = new LastSignatures();
   const byNoExecuteChange = async (w: WakeUp): Promise<string[]> => {
     const name = w.name ?? "";
-    const sig = noExecuteSignature(await store.get<Cluster>({ gk: GK.cluster, namespace: "", name }));
+    const sig = noExecuteSignature(await clusters.get(name));
     if (lastTaints.same(name, sig)) return [];
     lastTaints.record(name, sig);
     return [name];

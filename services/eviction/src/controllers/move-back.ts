@@ -1,4 +1,4 @@
-import { listBindings } from "@flotilla/store";
+import { bindingsIn } from "@flotilla/store";
 import { MoveBackFailedAnnotation, MoveBackSurgeAnnotation, MovingBackLabel, PlacementBeforeFailoverAnnotation, bindingRefOfKey, moveBackOf, objectKeyOf, parseTime, placementFrom, placementOf, rfc3339, type AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import { SURGE_RECHECK_MS, decideMoveBack, returnCluster, type MoveBackDecision, type Surge, type Target } from "../logic/move-back.js";
@@ -53,7 +53,7 @@ function clearRecord(b: AnyResourceBinding, keepFailed = false): void {
  * resourceVersion it read. Waits on durable timers.
  */
 export function moveBack(d: Deps): Reconciler<string> {
-  const movingBack = async (self: string): Promise<number> => (await listBindings(d.store, { labelSelector: `${MovingBackLabel}=true` })).filter((b) => b.metadata.uid !== self).length;
+  const movingBack = async (self: string): Promise<number> => (await bindingsIn(d.store).list({ labelSelector: `${MovingBackLabel}=true` })).filter((b) => b.metadata.uid !== self).length;
   return {
     name,
     async reconcile(key, { log }) {

@@ -1,5 +1,4 @@
-import { GK, type AnyResourceBinding } from "@flotilla/api";
-import type { ObjectStore } from "@flotilla/store";
+import { bindingsIn, type RepositoryStore } from "@flotilla/store";
 import { failureSimulationResponse, parseFailureSimulation, simulateFailure } from "../logic/failure-simulation.js";
 import type { AssumedLedger } from "../logic/assumed.js";
 
@@ -8,7 +7,7 @@ import type { SchedulerMetrics } from "./metrics.js";
 
 export interface SimulateFailureDeps {
   clusters: Pick<ClusterCache, "refreshAll" | "snapshot">;
-  store: Pick<ObjectStore, "listStream">;
+  store: RepositoryStore;
   /** The load assigned and not yet reported, the base every move is added to. */
   ledger?: Pick<AssumedLedger, "load">;
   plugins: string;
@@ -36,8 +35,7 @@ export function failureSimulator(d: SimulateFailureDeps): (body: unknown) => Pro
       throw e;
     }
     try {
-      const bindings: AnyResourceBinding[] = [];
-      for (const gk of [GK.resourceBinding, GK.clusterResourceBinding]) for await (const b of await d.store.listStream<AnyResourceBinding>(gk)) bindings.push(b);
+      const bindings = await bindingsIn(d.store).list();
       const status = simulateFailure({
         failed: sim.clusters,
         clusters,

@@ -1,6 +1,5 @@
-import { GK, type Cluster } from "@flotilla/api";
 import { after, done, type Reconciler } from "@flotilla/runtime";
-import { bindingClusterIndex, listBindings } from "@flotilla/store";
+import { bindingClusterIndex, bindingsIn, clustersIn } from "@flotilla/store";
 import { NO_EXECUTE } from "../logic/taints.js";
 import { evictionDecision } from "@flotilla/scheduling";
 import type { ControllerDeps } from "./deps.js";
@@ -22,12 +21,12 @@ export function taintManagerController(d: ControllerDeps & { evict: (key: string
     name: TAINT_MANAGER_CONTROLLER,
     async reconcile(name, { log }) {
       if (!d.cfg.FAILOVER) return done();
-      const c = await d.store.get<Cluster>({ gk: GK.cluster, namespace: "", name });
+      const c = await clustersIn(d.store).get(name);
       if (!c) return done();
       const taints = c.spec?.taints ?? [];
       if (!taints.some((t) => t.effect === NO_EXECUTE)) return done();
       const index = bindingClusterIndex(name);
-      const bindings = await listBindings(d.store, { index });
+      const bindings = await bindingsIn(d.store).list({ index });
       const now = d.now().getTime();
       let due = 0;
       let waiting = 0;
