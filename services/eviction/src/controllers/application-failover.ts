@@ -1,4 +1,5 @@
-import { bindingRefOfKey, gracefulEvictCluster, objectKeyOf, type AnyResourceBinding } from "@flotilla/api";
+import { bindingsIn } from "@flotilla/store";
+import { BadRequestError, gracefulEvictCluster } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import {
   CRBApplicationFailoverProducer,
@@ -31,16 +32,16 @@ export type Deps = Omit<GracefulEvictionDeps, "clusters">;
  * Comes back through a durable timer when a toleration ends.
  */
 export function applicationFailover(d: Deps): Reconciler<string> {
+  const bindings = bindingsIn(d.store);
   return {
     name,
     async reconcile(key, { log }) {
-      const ref = bindingRefOfKey(key);
-      if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
+      if (!bindings.ref(key)) terminal(new BadRequestError(`invalid key ${JSON.stringify(key)}`));
       if (!d.cfg.APPLICATION_FAILOVER) return done();
       // decided again on every attempt: what it leaves here describes the attempt that counts
       let dec: ReturnType<typeof decideApplicationFailover> | undefined;
       let evicted: ReturnType<typeof decideApplicationFailover>["evict"] = [];
-      const r = await d.store.mutateWritten<AnyResourceBinding>(ref, (next) => {
+      const r = await bindings.mutate(key, (next) => {
         dec = undefined;
         evicted = [];
         if (next.metadata.deletionTimestamp) return undefined;
@@ -68,11 +69,11 @@ export function applicationFailover(d: Deps): Reconciler<string> {
       if (!stored || !dec) return done();
       const decided = dec as ReturnType<typeof decideApplicationFailover>;
       for (const e of evicted) {
-        log.info({ binding: objectKeyOf(ref), kind: stored.kind, cluster: e.cluster, purgeMode: e.options.purgeMode, preserved: Object.keys(e.options.preservedLabelState ?? {}) }, "evicted unhealthy application from cluster");
+        log.info({ binding: key, kind: stored.kind, cluster: e.cluster, purgeMode: e.options.purgeMode, preserved: Object.keys(e.options.preservedLabelState ?? {}) }, "evicted unhealthy application from cluster");
         await d.events.normal(stored, EventReasonEvictWorkloadSucceed, `Evicted from cluster ${e.cluster}: ${e.options.message}; graceful-eviction task added (purgeMode ${e.options.purgeMode})`);
       }
       for (const f of decided.failed) {
-        log.warn({ binding: objectKeyOf(ref), cluster: f.cluster, problem: f.message }, "application failover cannot evict yet");
+        log.warn({ binding: key, cluster: f.cluster, problem: f.message }, "application failover cannot evict yet");
         await d.events.warning(stored, EventReasonEvictWorkloadFailed, `Cannot evict from cluster ${f.cluster} yet: ${f.message}`);
       }
       return decided.retryMs === undefined ? done() : after(decided.retryMs);

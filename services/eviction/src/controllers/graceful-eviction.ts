@@ -1,4 +1,5 @@
-import { bindingRefOfKey, objectKeyOf } from "@flotilla/api";
+import { bindingsIn } from "@flotilla/store";
+import { BadRequestError } from "@flotilla/api";
 import type { AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import type { Config } from "../config.js";
@@ -46,16 +47,16 @@ function removedMessage(o: TaskOutcome, cfg: Config, scheduled: string[]): strin
  * timer) at min(timeout/10, the soonest expiry) while tasks wait.
  */
 export function gracefulEviction(d: Deps): Reconciler<string> {
+  const bindings = bindingsIn(d.store);
   return {
     name,
     async reconcile(key, { log }) {
-      const ref = bindingRefOfKey(key);
-      if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
+      if (!bindings.ref(key)) terminal(new BadRequestError(`invalid key ${JSON.stringify(key)}`));
       const states = new Map<string, ClusterState>();
       // decided again on every attempt: what it leaves here describes the attempt that counts
       let a: ReturnType<typeof assessTasks> | undefined;
       let read: AnyResourceBinding | undefined;
-      const r = await d.store.mutateWritten<AnyResourceBinding>(ref, async (next) => {
+      const r = await bindings.mutate(key, async (next) => {
         a = undefined;
         read = structuredClone(next);
         if (next.metadata.deletionTimestamp || !(next.spec?.gracefulEvictionTasks?.length ?? 0)) return undefined;
@@ -81,7 +82,7 @@ export function gracefulEviction(d: Deps): Reconciler<string> {
         for (const o of assessed.outcomes) {
           const msg = removedMessage(o, d.cfg, scheduled);
           if (!msg) continue;
-          log.info({ binding: objectKeyOf(ref), kind: stored.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
+          log.info({ binding: key, kind: stored.kind, cluster: o.task.fromCluster, why: o.verdict.why }, "graceful-eviction task removed");
           await d.events.normal(stored, EventReasonTaskRemoved, msg);
         }
       }

@@ -1,5 +1,5 @@
 import { bindingsIn } from "@flotilla/store";
-import { MoveBackFailedAnnotation, MoveBackSurgeAnnotation, MovingBackLabel, PlacementBeforeFailoverAnnotation, bindingRefOfKey, moveBackOf, objectKeyOf, parseTime, placementFrom, placementOf, rfc3339, type AnyResourceBinding } from "@flotilla/api";
+import { BadRequestError, MoveBackFailedAnnotation, MoveBackSurgeAnnotation, MovingBackLabel, PlacementBeforeFailoverAnnotation, moveBackOf, parseTime, placementFrom, placementOf, rfc3339, type AnyResourceBinding } from "@flotilla/api";
 import { after, done, terminal, type Reconciler } from "@flotilla/runtime";
 import { SURGE_RECHECK_MS, decideMoveBack, returnCluster, type MoveBackDecision, type Surge, type Target } from "../logic/move-back.js";
 import type { ControllerDeps } from "./deps.js";
@@ -53,16 +53,16 @@ function clearRecord(b: AnyResourceBinding, keepFailed = false): void {
  * resourceVersion it read. Waits on durable timers.
  */
 export function moveBack(d: Deps): Reconciler<string> {
+  const bindings = bindingsIn(d.store);
   const movingBack = async (self: string): Promise<number> => (await bindingsIn(d.store).list({ labelSelector: `${MovingBackLabel}=true` })).filter((b) => b.metadata.uid !== self).length;
   return {
     name,
     async reconcile(key, { log }) {
-      const ref = bindingRefOfKey(key);
-      if (!ref) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
+      if (!bindings.ref(key)) terminal(new BadRequestError(`invalid key ${JSON.stringify(key)}`));
       // decided again on every attempt: what it leaves here describes the attempt written
       let dec: MoveBackDecision = { kind: "none" };
       let event: { reason: string; warning: boolean; message: string } | undefined;
-      const r = await d.store.mutateWritten<AnyResourceBinding>(ref, async (next) => {
+      const r = await bindings.mutate(key, async (next) => {
         const ann = next.metadata.annotations ?? {};
         event = undefined;
         dec = { kind: "none" };
@@ -117,13 +117,13 @@ export function moveBack(d: Deps): Reconciler<string> {
       });
       const outcome = dec as MoveBackDecision;
       if (outcome.kind === "wait") {
-        log.debug({ binding: objectKeyOf(ref), why: outcome.why, retryInMs: outcome.ms }, "move-back waits");
+        log.debug({ binding: key, why: outcome.why, retryInMs: outcome.ms }, "move-back waits");
         return after(Math.max(1, outcome.ms));
       }
       if (!r.written || !r.obj || !event) return done();
       const e = event as { reason: string; warning: boolean; message: string };
       d.onOutcome?.(outcome.kind === "surge" ? "started" : outcome.kind === "finish" ? "finished" : outcome.kind === "revert" ? "reverted" : "dropped");
-      log.info({ binding: objectKeyOf(ref), kind: r.obj.kind, decision: outcome.kind, message: e.message }, "move-back");
+      log.info({ binding: key, kind: r.obj.kind, decision: outcome.kind, message: e.message }, "move-back");
       await (e.warning ? d.events.warning(r.obj, e.reason, e.message) : d.events.normal(r.obj, e.reason, e.message));
       return outcome.kind === "surge" ? after(SURGE_RECHECK_MS) : outcome.kind === "revert" ? after(1000) : done();
     },
