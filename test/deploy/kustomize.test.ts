@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { loadConfig, type Schema } from "@flotilla/config";
-import { serviceSchema } from "@flotilla/runtime";
+import { ServiceHost, serviceSchema } from "@flotilla/runtime";
 import { configSchema as gateway } from "../../services/gateway/src/config.js";
 import { configSchema as binding } from "../../services/binding/src/config.js";
 import { configSchema as scheduler } from "../../services/scheduler/src/config.js";
@@ -25,6 +25,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const SCHEMAS: Record<string, Schema> = { gateway, binding, scheduler, "taint-manager": taintManager, eviction, execution };
 const SERVICES = Object.keys(SCHEMAS);
 const OVERLAYS = ["dev", "external"];
+
+/** Whether a service's app.ts serves `path`: one the ServiceHost it declares serves, or a route of its own. */
+const serves = (app: string, p: string) => (app.includes("new ServiceHost(") && (ServiceHost.ENDPOINTS as readonly string[]).includes(p)) || app.includes(`http.get("${p}"`);
 /** Containers running the Flotilla image (the services, the simulator, the join Job). */
 const IMAGE = { dev: "flotilla", external: "registry.example.com/flotilla" } as Record<string, string>;
 
@@ -228,7 +231,7 @@ for (const overlay of OVERLAYS) {
         if (!probe) continue;
         const port = (c.ports as Obj[]).find((p) => p.name === probe.httpGet.port);
         assert.equal(port?.containerPort, cfg.PORT, `${name}: ${kind} probe port`);
-        assert.ok(app.includes(`http.get("${probe.httpGet.path}"`), `${name}: ${kind} probe ${probe.httpGet.path} is not served`);
+        assert.ok(serves(app, probe.httpGet.path), `${name}: ${kind} probe ${probe.httpGet.path} is not served`);
         assert.equal(probe.httpGet.scheme ?? "HTTP", name === "gateway" ? "HTTPS" : "HTTP", `${name}: ${kind} probe scheme`);
       }
       assert.equal(c.readinessProbe.httpGet.path, "/readyz");
@@ -270,7 +273,7 @@ test("the dev overlay runs member3 in Pull mode: its agent's settings load, its 
   const app = readFileSync(path.join(root, "services/agent/src/app.ts"), "utf8");
   for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
     assert.equal((c.ports as Obj[]).find((p) => p.name === probe.httpGet.port)?.containerPort, cfg.PORT);
-    assert.ok(app.includes(`req.url === "${probe.httpGet.path}"`), `agent: probe ${probe.httpGet.path} is not served`);
+    assert.ok(serves(app, probe.httpGet.path), `agent: probe ${probe.httpGet.path} is not served`);
   }
   assert.equal(c.readinessProbe.httpGet.path, "/readyz");
   // the addresses it dials are Services with those ports
@@ -317,7 +320,7 @@ test("the member-side agent (deploy/kubernetes/agent) renders, passes the schema
   const app = readFileSync(path.join(root, "services/agent/src/app.ts"), "utf8");
   for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
     assert.equal((c.ports as Obj[]).find((p) => p.name === probe.httpGet.port)?.containerPort, cfg.PORT);
-    assert.ok(app.includes(`req.url === "${probe.httpGet.path}"`), `agent: probe ${probe.httpGet.path} is not served`);
+    assert.ok(serves(app, probe.httpGet.path), `agent: probe ${probe.httpGet.path} is not served`);
   }
 });
 

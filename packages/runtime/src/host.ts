@@ -59,6 +59,8 @@ export interface Listening {
  * `stop()` closes the servers, then stops the parts that started in the reverse order.
  */
 export class ServiceHost {
+  /** The paths every service serves: liveness (two names), readiness, metrics. */
+  static readonly ENDPOINTS = ["/healthz", "/livez", "/readyz", "/metrics"] as const;
   readonly http: FastifyInstance;
   readonly metrics: Metrics;
   private readonly log: Logger;
@@ -81,14 +83,15 @@ export class ServiceHost {
         loggerInstance: o.log.child({ component: "http" }) as FastifyBaseLogger,
         logController: new LogController({ disableRequestLogging: true }),
       }) as unknown as FastifyInstance);
-    this.http.get("/healthz", async () => "ok");
-    this.http.get("/livez", async () => "ok");
-    this.http.get("/readyz", async (_req, reply) => {
+    const [healthz, livez, readyz, metrics] = ServiceHost.ENDPOINTS;
+    this.http.get(healthz, async () => "ok");
+    this.http.get(livez, async () => "ok");
+    this.http.get(readyz, async (_req, reply) => {
       if (!this.up) return reply.code(503).send("not ready: starting");
       const ok = await (o.ready ?? (async () => true))().catch(() => false);
       return ok ? "ok" : reply.code(503).send("not ready: a dependency (database or NATS) is unreachable");
     });
-    this.http.get("/metrics", async (_req, reply) => reply.type(this.metrics.contentType).send(await this.metrics.text()));
+    this.http.get(metrics, async (_req, reply) => reply.type(this.metrics.contentType).send(await this.metrics.text()));
   }
 
   /** True from the end of start() until stop(): everything declared runs. */
