@@ -1,14 +1,15 @@
 import type { FastifyInstance } from "fastify";
 import { randomUUID } from "node:crypto";
-import { GK, KARMADA, clusterOfExecutionNamespace, executionNamespace, groupKind, type KubeObject, type Work } from "@flotilla/api";
+import { GK, KARMADA, clusterOfExecutionNamespace, executionNamespace, groupKind, type KubeObject } from "@flotilla/api";
 import { subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Metrics, SeenVersions, ServiceHost, backoffDelay, createController, objectKey, wireWakeUps, type Controller } from "@flotilla/runtime";
+import { Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller } from "@flotilla/runtime";
 import { clustersIn, worksIn, type ObjectStore, type Sql } from "@flotilla/store";
 import type { HealthResult } from "@flotilla/kube";
 import { ReadyThresholds } from "@flotilla/member-apply";
-import { manifestsOf, workKeyOf } from "@flotilla/member-apply";
-import { ClusterCache, type ClusterTransition } from "./controllers/cluster-cache.js";
+import { workKeyOf } from "@flotilla/member-apply";
+import { ClusterCache } from "./controllers/cluster-cache.js";
+import { MemberComparisons, type CompareWhy } from "./controllers/member-comparisons.js";
 import { clusterStatusController } from "./controllers/cluster-status.js";
 import { estimatorHandlers, estimatorServiceDefinition } from "./controllers/estimator.js";
 import { MemberLeases } from "./controllers/member-leases.js";
@@ -109,7 +110,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
           if (!first) thresholds.continueFrom(cluster, clusters.get(cluster)?.cluster.status?.conditions);
           clusterStatus.add(cluster);
           if (first) fanOut(cluster, "start");
-          else retrying(cluster, "take-over", () => takeOver(cluster));
+          else comparisons.takeOver(cluster);
         },
         onReleased: (cluster) => {
           members.stopWatching(cluster);
@@ -119,7 +120,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     : undefined;
   const owns = (cluster: string): boolean => !leases || leases.owns(cluster);
 
-  const members = new Members({
+  const members: Members = new Members({
     log: log.child({ component: "members" }),
     client: { timeoutMs: s.MEMBER_REQUEST_TIMEOUT, maxSockets: s.MEMBER_MAX_SOCKETS, userAgent: `flotilla-execution/${replica}` },
     watchTimeoutSeconds: Math.max(1, Math.round(s.MEMBER_WATCH_TIMEOUT / 1000)),
@@ -131,86 +132,18 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     onNewClient: (cluster) => fanOut(cluster, "new-client"),
   });
 
-  /**
-   * Compares every Work of a member with what the member holds: on start, when the cluster
-   * turns Ready, when it is reached through a new client (endpoint or credential changed), and
-   * when its informers read it again after failed lists. When the member is
-   * Ready, each kind its Works use is listed afresh first (one list per member and kind) and
-   * only then are its Works reconciled, against that list: a missing or drifted object is
-   * applied again, whatever the Works' status said before. Not Ready, its Works are reconciled
-   * so their health turns Unknown.
-   */
-  type Why = ClusterTransition | "start" | "reconnect" | "new-client";
-  const reconcileMember = async (cluster: string, why: Why) => {
-    const { items } = await deps.store.list<Work>(GK.work, { namespace: executionNamespace(cluster) });
-    const entry = clusters.get(cluster);
-    if ((why === "start" || why === "ready" || why === "new-client") && items.length && entry?.ready && !entry.pull && !entry.deleting && entry.endpoint.ok) {
-      const kinds = new Map<string, { apiVersion: string; kind: string }>();
-      for (const w of items) {
-        if (w.metadata.deletionTimestamp) continue;
-        for (const m of manifestsOf(w)) kinds.set(`${m.apiVersion}/${m.kind}`, { apiVersion: m.apiVersion, kind: m.kind });
-      }
-      const listed = await members.relist(cluster, members.client(cluster, entry.endpoint.endpoint), [...kinds.values()], s.MEMBER_REQUEST_TIMEOUT);
-      log.info({ cluster, reason: why, kinds: kinds.size, listed }, "member listed; comparing its works with it");
-    }
-    for (const w of items) works.add(objectKey({ namespace: w.metadata.namespace, name: w.metadata.name }));
-    if (items.length) log.info({ cluster, reason: why, works: items.length }, "reconciling the works of a cluster");
-  };
-
-  const fanOut = (cluster: string, t: Why) => {
-    if (t === "gone") members.drop(cluster);
-    if (!owns(cluster)) return;
-    if (t === "ready") members.kick(cluster);
-    retrying(cluster, t, () => reconcileMember(cluster, t));
-  };
-
-  /**
-   * Runs a comparison of a member's Works, and runs it again with a growing delay (0.5 .. 30 s)
-   * while it fails (Postgres away or out of connections, the member not answering its lists):
-   * nothing else would wake those Works before the periodic resync. Given up once this replica
-   * stops or no longer owns the member.
-   */
-  const retryTimers = new Set<NodeJS.Timeout>();
-  let stopping = false;
-  /** Runs `fn` after `ms`, unless the service stops first. */
-  const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(() => {
-      retryTimers.delete(t);
-      fn();
-    }, ms);
-    t.unref();
-    retryTimers.add(t);
-  };
-  const retrying = (cluster: string, why: string, run: () => Promise<void>, failures = 0): void => {
-    run().catch((e: unknown) => {
-      if (stopping || !owns(cluster)) return;
-      const retryInMs = backoffDelay(failures + 1, { baseMs: 500, maxMs: 30_000 });
-      log.warn({ err: e, cluster, reason: why, failures: failures + 1, retryInMs }, "comparing the works of a cluster with the member failed; retrying");
-      later(retryInMs, () => retrying(cluster, why, run, failures + 1));
-    });
-  };
-
-  /**
-   * A member taken over from another replica: its Works are compared with it as at a start, but
-   * only once it answers. While the Cluster still says Ready (the last owner's word) and the
-   * member does not answer, comparing would mark its Works not Applied on the strength of a
-   * probe the Ready thresholds have not weighed yet; they keep what they say, and the member is
-   * asked again every WORK_RETRY_INTERVAL until it answers or its Ready condition turns (which
-   * reconciles its Works by itself).
-   */
-  const takeOver = async (cluster: string): Promise<void> => {
-    if (!owns(cluster)) return;
-    const entry = clusters.get(cluster);
-    if (entry?.ready && !entry.pull && !entry.deleting && entry.endpoint.ok) {
-      const h = await members.client(cluster, entry.endpoint.endpoint).health({ timeoutMs: s.CLUSTER_PROBE_TIMEOUT });
-      if (!h.healthy && clusters.get(cluster)?.ready) {
-        log.info({ cluster }, "member taken over does not answer; its works are compared once it does");
-        later(s.WORK_RETRY_INTERVAL, () => retrying(cluster, "take-over", () => takeOver(cluster)));
-        return;
-      }
-    }
-    await reconcileMember(cluster, "start");
-  };
+  const comparisons: MemberComparisons = new MemberComparisons({
+    store: deps.store,
+    clusters: () => clusters,
+    members: () => members,
+    works: () => works,
+    owns,
+    log,
+    requestTimeoutMs: s.MEMBER_REQUEST_TIMEOUT,
+    probeTimeoutMs: s.CLUSTER_PROBE_TIMEOUT,
+    retryIntervalMs: s.WORK_RETRY_INTERVAL,
+  });
+  const fanOut = (cluster: string, why: CompareWhy): void => comparisons.fanOut(cluster, why);
 
   const clusters = new ClusterCache(deps.store, { refreshMs: s.CLUSTER_CACHE_REFRESH, log: log.child({ component: "cluster-cache" }), onTransition: fanOut, policy: { allowHttp: s.MEMBER_ALLOW_HTTP } });
   const thresholds = new ReadyThresholds({ successThresholdMs: s.CLUSTER_SUCCESS_THRESHOLD, failureThresholdMs: s.CLUSTER_FAILURE_THRESHOLD });
@@ -314,11 +247,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
         // nothing is taken from an earlier life: every member is compared with its Works now
         for (const cluster of clusters.names()) fanOut(cluster, "start");
       },
-      stop: () => {
-        stopping = true;
-        for (const t of retryTimers) clearTimeout(t);
-        retryTimers.clear();
-      },
+      stop: () => comparisons.stop(),
     });
   // without JetStream (tests) the controllers run on resyncs, timers and member events alone
   host.wakeUps(
