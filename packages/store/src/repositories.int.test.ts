@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
-import { ObjectStore, bindingsIn, clustersIn, worksIn } from "@flotilla/store";
+import { ObjectStore, bindingsIn, clustersIn, kindsIn, worksIn } from "@flotilla/store";
 import type { AnyResourceBinding, KubeObject } from "@flotilla/api";
 
 const rb = (namespace: string, name: string, labels: Record<string, string> = {}): KubeObject => ({
@@ -59,5 +59,17 @@ describe("repositories", () => {
     assert.equal((await works.get("karmada-es-member1/web"))?.kind, "Work");
     assert.equal(works.ref("web"), undefined);
     assert.equal(works.ref("a/b/c"), undefined);
+  });
+
+  test("several kinds in one queue are keyed group/Kind|namespace|name; keep filters the keys; a key of another kind names nothing", async () => {
+    await store.create({ apiVersion: "apps/v1", kind: "Deployment", metadata: { namespace: "default", name: "nginx" }, spec: {} });
+    await store.create({ apiVersion: "apps/v1", kind: "Deployment", metadata: { namespace: "kube-system", name: "dns" }, spec: {} });
+    await store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "cfg" }, data: {} });
+    const templates = kindsIn(store, ["apps/Deployment", "/ConfigMap"]);
+    const keys = (await templates.keys({ keep: (o) => o.metadata.namespace !== "kube-system" })).map((k) => k.key).sort();
+    assert.deepEqual(keys, ["/ConfigMap|default|cfg", "apps/Deployment|default|nginx"]);
+    assert.equal((await templates.get("apps/Deployment|default|nginx"))?.metadata.name, "nginx");
+    assert.equal(templates.ref("apps/StatefulSet|default|nginx"), undefined, "not one of its kinds");
+    assert.equal(templates.ref("nonsense"), undefined);
   });
 });

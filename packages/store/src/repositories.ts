@@ -1,5 +1,5 @@
-import { GK, bindingKey, bindingRefOfKey, objectKeyOf, type AnyResourceBinding, type Cluster, type KubeObject, type Work } from "@flotilla/api";
-import type { ListOptions, ObjectRef, ObjectStore } from "./store.js";
+import { GK, bindingKey, bindingRefOfKey, kindKey, objectKeyOf, parseKindKey, type AnyResourceBinding, type Cluster, type KubeObject, type Work } from "@flotilla/api";
+import { gkOf, type ListOptions, type ObjectRef, type ObjectStore } from "./store.js";
 
 /** A key and the resourceVersion of the object it was listed with. */
 export interface KeyedVersion {
@@ -10,9 +10,12 @@ export interface KeyedVersion {
 /** What a repository uses of the store. */
 export type RepositoryStore = Pick<ObjectStore, "get" | "list" | "listStream" | "mutateWritten">;
 
+/** An object as a key is made of it. */
+type Keyed = Pick<KubeObject, "metadata"> & Partial<Pick<KubeObject, "apiVersion" | "kind">>;
+
 /** How a kind's controller keys name its objects. */
 interface KeyCodec {
-  key(meta: { namespace?: string; name?: string }): string;
+  key(o: Keyed): string;
   /** The object a key names (undefined: not a key of this kind). */
   ref(key: string): ObjectRef | undefined;
 }
@@ -31,9 +34,9 @@ export class Repository<T extends KubeObject> {
     private readonly codec: KeyCodec,
   ) {}
 
-  /** The controller key of an object (`namespace/name`, or `name` when cluster-scoped). */
-  key(o: { metadata: { namespace?: string; name?: string } }): string {
-    return this.codec.key(o.metadata);
+  /** The controller key of an object. */
+  key(o: Keyed): string {
+    return this.codec.key(o);
   }
 
   /** The object a key names, or undefined when the key is not one of this kind. */
@@ -53,10 +56,14 @@ export class Repository<T extends KubeObject> {
     return lists.flatMap((l) => l.items);
   }
 
-  /** The keys of every object that matches `o`, with their resourceVersions, read in batches without holding the whole list. */
-  async keys(o: Pick<ListOptions, "namespace" | "labelSelector"> = {}): Promise<KeyedVersion[]> {
+  /**
+   * The keys of every object that matches `o` (and `keep`), with their resourceVersions, read in
+   * batches without holding the whole list.
+   */
+  async keys(o: Pick<ListOptions, "namespace" | "labelSelector"> & { keep?: (obj: T) => boolean } = {}): Promise<KeyedVersion[]> {
+    const { keep, ...filter } = o;
     const out: KeyedVersion[] = [];
-    for (const gk of this.kinds) for await (const obj of await this.store.listStream<T>(gk, o)) out.push({ key: this.key(obj), resourceVersion: obj.metadata.resourceVersion });
+    for (const gk of this.kinds) for await (const obj of await this.store.listStream<T>(gk, filter)) if (!keep || keep(obj)) out.push({ key: this.key(obj), resourceVersion: obj.metadata.resourceVersion });
     return out;
   }
 
@@ -67,9 +74,9 @@ export class Repository<T extends KubeObject> {
   }
 }
 
-const clusterScoped = (gk: string): KeyCodec => ({ key: (m) => m.name ?? "", ref: (key) => (key && !key.includes("/") ? { gk, namespace: "", name: key } : undefined) });
+const clusterScoped = (gk: string): KeyCodec => ({ key: (o) => o.metadata.name ?? "", ref: (key) => (key && !key.includes("/") ? { gk, namespace: "", name: key } : undefined) });
 const namespaced = (gk: string): KeyCodec => ({
-  key: objectKeyOf,
+  key: (o) => objectKeyOf(o.metadata),
   ref: (key) => {
     const [namespace, name, more] = key.split("/");
     return namespace && name && more === undefined ? { gk, namespace, name } : undefined;
@@ -81,7 +88,24 @@ export const clustersIn = (store: RepositoryStore) => new Repository<Cluster>(st
 
 /** ResourceBindings and ClusterResourceBindings through one type (key: `namespace/name` or `name`, see `bindingKey`). */
 export const bindingsIn = (store: RepositoryStore) =>
-  new Repository<AnyResourceBinding>(store, [GK.resourceBinding, GK.clusterResourceBinding], { key: (m) => bindingKey({ metadata: m }), ref: bindingRefOfKey });
+  new Repository<AnyResourceBinding>(store, [GK.resourceBinding, GK.clusterResourceBinding], { key: bindingKey, ref: bindingRefOfKey });
 
 /** Works (key: `namespace/name`, the namespace being the execution namespace of their cluster). */
 export const worksIn = (store: RepositoryStore) => new Repository<Work>(store, [GK.work], namespaced(GK.work));
+
+/**
+ * Objects of several kinds in one queue (the resource detector's templates, both policy scopes):
+ * key `group/Kind|namespace|name` (`kindKey`).
+ */
+export const kindsIn = (store: RepositoryStore, gks: readonly string[]) =>
+  new Repository<KubeObject>(store, gks, {
+    key: (o) => kindKey({ gk: o.apiVersion !== undefined && o.kind !== undefined ? gkOf({ apiVersion: o.apiVersion, kind: o.kind }) : "", namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }),
+    ref: (key) => {
+      try {
+        const r = parseKindKey(key);
+        return gks.includes(r.gk) ? r : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  });

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
-import { GK, RESOURCE_TYPES, groupKind, isTemplateType, kindKey, type KubeObject } from "@flotilla/api";
+import { GK, RESOURCE_TYPES, groupKind, isTemplateType } from "@flotilla/api";
 import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { SeenVersions, ServiceHost, createController, type Metrics, storedAt, type Controller, type KeyLocks, type KeyVersion } from "@flotilla/runtime";
-import { EventRecorder, type ObjectStore, type Sql } from "@flotilla/store";
+import { SeenVersions, ServiceHost, createController, type Metrics, storedAt, type Controller, type KeyLocks } from "@flotilla/runtime";
+import { EventRecorder, kindsIn, type ObjectStore, type Sql } from "@flotilla/store";
 import { DEFAULT_SETTINGS, type Settings } from "./config.js";
 import { bindingController, bindingControllerName } from "./controllers/binding.js";
 import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
@@ -55,17 +55,6 @@ export interface App {
   stop(): Promise<void>;
 }
 
-/** Every key of the kinds, with its object's version (a key parked after a terminal failure is resynced only when that is newer). */
-async function keysOf(store: ObjectStore, gks: readonly string[], keep: (o: KubeObject) => boolean = () => true): Promise<KeyVersion[]> {
-  const out: KeyVersion[] = [];
-  for (const gk of gks) {
-    for await (const o of await store.listStream(gk)) {
-      if (keep(o)) out.push({ key: kindKey({ gk, namespace: o.metadata.namespace ?? "", name: o.metadata.name ?? "" }), resourceVersion: o.metadata.resourceVersion });
-    }
-  }
-  return out;
-}
-
 /** Everything of the binding service, built from its dependencies (main.ts and the tests build it the same way). */
 export function buildApp(deps: AppDeps): App {
   const settings: Settings = { ...DEFAULT_SETTINGS, ...deps.settings };
@@ -103,28 +92,28 @@ export function buildApp(deps: AppDeps): App {
     backoff,
     reconciler: resourceDetector(d),
     concurrency: settings.detectorConcurrency,
-    listKeys: () => keysOf(deps.store, templateGks, (o) => !isIgnoredTemplate(o, skipped)),
+    listKeys: () => kindsIn(deps.store, templateGks).keys({ keep: (o) => !isIgnoredTemplate(o, skipped) }),
   });
   const policy = createController({
     ...common,
     backoff,
     reconciler: policyController({ ...d, enqueueTemplate: (k) => detector.enqueue(k) }),
     concurrency: settings.policyConcurrency,
-    listKeys: () => keysOf(deps.store, [GK.propagationPolicy, GK.clusterPropagationPolicy]),
+    listKeys: () => kindsIn(deps.store, [GK.propagationPolicy, GK.clusterPropagationPolicy]).keys(),
   });
   const binding = createController({
     ...common,
     backoff,
     reconciler: bindingController(d),
     concurrency: settings.bindingConcurrency,
-    listKeys: () => keysOf(deps.store, [GK.resourceBinding, GK.clusterResourceBinding]),
+    listKeys: () => kindsIn(deps.store, [GK.resourceBinding, GK.clusterResourceBinding]).keys(),
   });
   const dependencies = createController({
     ...common,
     backoff,
     reconciler: dependenciesDistributor(d),
     concurrency: settings.dependenciesConcurrency,
-    listKeys: () => keysOf(deps.store, [GK.resourceBinding]),
+    listKeys: () => kindsIn(deps.store, [GK.resourceBinding]).keys(),
   });
   const enabled = [run.detector && detector, run.policy && policy, run.binding && binding, run.dependencies && dependencies].filter((c): c is Controller => !!c);
   const host = new ServiceHost({ name: "binding", log: deps.log, metrics: deps.metrics, ready: deps.ready }).controllers(...enabled);
