@@ -23,7 +23,8 @@ import { EXECUTION_METRICS, buildExecution } from "../../services/execution/src/
 import { testGatewayDeps } from "../../services/gateway/src/access.test-support.js";
 import { GATEWAY_METRICS, buildGateway } from "../../services/gateway/src/app.js";
 import { SCHEDULER_METRICS, buildApp as buildScheduler } from "../../services/scheduler/src/app.js";
-import { configSchema as schedulerSchema, settingsFrom } from "../../services/scheduler/src/config.js";
+import { configSchema as schedulerSchema } from "../../services/scheduler/src/config.js";
+import { settingsFrom } from "../../services/scheduler/src/settings.js";
 import { TAINT_MANAGER_METRICS, buildApp as buildTaintManager, configSchema as taintManagerSchema } from "../../services/taint-manager/src/app.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

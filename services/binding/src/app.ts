@@ -6,7 +6,7 @@ import { consume, streamSubject, type JetStreamClient, type WakeUpConsumer } fro
 import type { Logger } from "@flotilla/log";
 import { SeenVersions, ServiceHost, createController, type Metrics, storedAt, type Controller, type KeyLocks } from "@flotilla/runtime";
 import { EventRecorder, kindsIn, type ObjectStore, type Sql } from "@flotilla/store";
-import { DEFAULT_SETTINGS, type Settings } from "./config.js";
+import { DEFAULT_SETTINGS, type Settings } from "./settings.js";
 import { bindingController, bindingControllerName } from "./controllers/binding.js";
 import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";

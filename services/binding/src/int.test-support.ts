@@ -4,7 +4,7 @@ import type { NatsConnection, Relay } from "@flotilla/events";
 import type { ObjectStore } from "@flotilla/store";
 import { FAST_CONTROLLERS, startService, testLogger, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
 import { buildApp, type App, type AppDeps } from "./app.js";
-import type { Settings } from "./config.js";
+import type { Settings } from "./settings.js";
 
 export { sleep } from "@flotilla/testkit";
 

@@ -1,5 +1,6 @@
 import { runService } from "@flotilla/runtime";
-import { configSchema, settingsFrom } from "./config.js";
+import { configSchema } from "./config.js";
+import { settingsFrom } from "./settings.js";
 import { buildApp } from "./app.js";
 
 await runService("binding", configSchema, async ({ cfg, log, db, store, js, metrics, ready, keyLocks, starting }) => {

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigError, loadConfig } from "@flotilla/config";
-import { configSchema, settingsFrom } from "./config.js";
+import { configSchema } from "./config.js";
+import { settingsFrom } from "./settings.js";
 
 test("BINDING_UPDATE_DEBOUNCE is off unless set", () => {
   assert.equal(settingsFrom(loadConfig(configSchema, {})).bindingUpdateDebounceMs, 0);

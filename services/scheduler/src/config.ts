@@ -1,6 +1,5 @@
 import { bool, duration, int, port, str, type ConfigOf } from "@flotilla/config";
 import { DefaultSchedulerName } from "@flotilla/api";
-import type { AppSettings } from "./app.js";
 
 /** The scheduler's settings; the ones every service has (database, NATS, log level, stream) come from runService. */
 export const configSchema = {
@@ -27,24 +26,3 @@ export const configSchema = {
 };
 
 export type Config = ConfigOf<typeof configSchema>;
-
-export function settingsFrom(cfg: Config): AppSettings {
-  return {
-    schedulerName: cfg.SCHEDULER_NAME,
-    plugins: cfg.PLUGINS,
-    concurrency: cfg.CONCURRENCY,
-    maxFeasible: cfg.DIAGNOSIS_MAX_FEASIBLE,
-    unschedulableRetryMs: cfg.UNSCHEDULABLE_RETRY,
-    retryBaseMs: cfg.SCHEDULE_RETRY_BASE,
-    retryMaxMs: cfg.SCHEDULE_RETRY_MAX,
-    maxConflicts: 10,
-    bindingUpdateDebounceMs: cfg.BINDING_UPDATE_DEBOUNCE,
-    resyncMs: cfg.RESYNC,
-    assumedLedger: cfg.ASSUMED_LEDGER,
-    assumedSettleMs: cfg.ASSUMED_SETTLE_PERIOD,
-    leaderElect: cfg.LEADER_ELECT,
-    estimatorDeadlineMs: cfg.ESTIMATOR_TIMEOUT,
-    estimatorCacheTtlMs: cfg.ESTIMATOR_CACHE_TTL,
-    estimatorRetryAfterMs: cfg.ESTIMATOR_RETRY_AFTER,
-  };
-}

@@ -1,6 +1,7 @@
 import { runService } from "@flotilla/runtime";
 import { EstimatorClient } from "@flotilla/proto/grpc";
-import { configSchema, settingsFrom } from "./config.js";
+import { configSchema } from "./config.js";
+import { settingsFrom } from "./settings.js";
 import { buildApp } from "./app.js";
 
 await runService("scheduler", configSchema, async ({ cfg, log, db, store, js, metrics, ready, keyLocks, starting }) => {

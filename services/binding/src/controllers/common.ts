@@ -1,6 +1,6 @@
 import { GK, ClusterPropagationPolicyControllerFinalizer, PropagationPolicyControllerFinalizer, isConflict, isNotFound, parseApiVersion, type AnyPropagationPolicy, type KubeObject, type Requirement, type KeyRef } from "@flotilla/api";
 import { refOf, type EventRecorder, type ObjectStore } from "@flotilla/store";
-import type { Settings } from "../config.js";
+import type { Settings } from "../settings.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache, ReconcileStarts } from "./caches.js";
 import type { OverrideUsers } from "./overrides.js";
