@@ -1,4 +1,4 @@
-import { GK, isClusterReady, memberEndpoint, namesSecret, type Cluster, type EndpointPolicy, type EndpointResult, type KubeObject } from "@flotilla/api";
+import { GK, compareResourceVersions, isClusterReady, memberEndpoint, namesSecret, type Cluster, type EndpointPolicy, type EndpointResult, type KubeObject } from "@flotilla/api";
 import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
@@ -160,7 +160,7 @@ export class ClusterCache {
         } finally {
           this.loading.delete(ref);
         }
-        this.update(this.clusters().filter((c) => secretKey(c) === ref).map((c) => c.metadata.name ?? ""));
+        this.update(this.naming(ref));
       })();
       this.loading.set(ref, p);
     }
@@ -175,7 +175,8 @@ export class ClusterCache {
   /** Keeps a Secret read, unless a newer version of it was read meanwhile. */
   private keepSecret(ref: string, secret: KubeObject | undefined): void {
     const prev = this.secrets.get(ref);
-    if (secret && prev && olderRv(secret.metadata.resourceVersion, prev.metadata.resourceVersion) && secret.metadata.uid === prev.metadata.uid) return;
+    const [rv, prevRv] = [secret?.metadata.resourceVersion, prev?.metadata.resourceVersion];
+    if (rv && prevRv && compareResourceVersions(rv, prevRv) < 0 && secret?.metadata.uid === prev?.metadata.uid) return;
     this.secrets.set(ref, secret);
   }
 
@@ -186,7 +187,11 @@ export class ClusterCache {
   /** The other clusters naming the Secret this one names (whose endpoints depend on it: one Secret serves one Cluster). */
   private sharing(cluster: Cluster | undefined): string[] {
     const ref = secretKey(cluster);
-    if (!ref) return [];
+    return ref ? this.naming(ref) : [];
+  }
+
+  /** The clusters naming the Secret `ref` ("namespace/name"). */
+  private naming(ref: string): string[] {
     return this.clusters()
       .filter((c) => secretKey(c) === ref)
       .map((c) => c.metadata.name ?? "");
@@ -220,10 +225,4 @@ function secretKey(c: Cluster | undefined): string | undefined {
 function connectionKey(c: Cluster): string {
   const s = c.spec ?? {};
   return JSON.stringify([s.apiEndpoint, s.secretRef?.namespace, s.secretRef?.name, s.insecureSkipTLSVerification, s.proxyURL]);
-}
-
-/** Whether resourceVersion `a` is older than `b` (transaction ids). */
-function olderRv(a: string | undefined, b: string | undefined): boolean {
-  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return BigInt(a) < BigInt(b);
 }
