@@ -1,13 +1,12 @@
-import { PlacementBeforeFailoverAnnotation, moveBackOf, objectKeyOf, placementText, type AnyResourceBinding, type Cluster } from "@flotilla/api";
+import { BadRequestError, PlacementBeforeFailoverAnnotation, moveBackOf, placementText, rfc3339, type Cluster } from "@flotilla/api";
 import { after, done, terminal, type Reconciler, type Result } from "@flotilla/runtime";
 import { gracefulEvictCluster, purgeModeFor, removeCluster } from "../logic/evict.js";
 import { taintString } from "../logic/taints.js";
 import { evictionDecision, type EvictionDecision } from "@flotilla/scheduling";
 import type { ControllerDeps } from "./deps.js";
 import { parseEvictionKey } from "./keys.js";
-import type { ClusterReader } from "@flotilla/store";
+import { bindingsIn, type ClusterReader } from "@flotilla/store";
 import type { EvictionPacer } from "./pacer.js";
-import { rfc3339 } from "@flotilla/api";
 
 export const BINDING_EVICTION_CONTROLLER = "binding-eviction";
 
@@ -38,7 +37,7 @@ export function bindingEvictionController(
     name: BINDING_EVICTION_CONTROLLER,
     async reconcile(key, { log, signal }) {
       const k = parseEvictionKey(key);
-      if (!k) terminal(new Error(`invalid key ${JSON.stringify(key)}`));
+      if (!k) terminal(new BadRequestError(`invalid key ${JSON.stringify(key)}`));
       if (!d.cfg.FAILOVER) return done();
       const first = await d.clusters.get(k.cluster);
       if (!first) return done();
@@ -48,7 +47,7 @@ export function bindingEvictionController(
       /** What the attempt written decided (or, when nothing was written, when to look again). */
       let outcome: Result = done();
       let evicted: { purgeMode: string; reason: string } | undefined;
-      const { obj: stored, written } = await d.store.mutateWritten<AnyResourceBinding>(k.binding, async (b) => {
+      const { obj: stored, written } = await bindingsIn(d.store).mutate(k.binding, async (b) => {
         outcome = done();
         evicted = undefined;
         for (;;) {
@@ -94,7 +93,7 @@ export function bindingEvictionController(
       const { purgeMode, reason } = evicted;
       d.onEvicted?.(graceful);
       const how = graceful ? `graceful-eviction task added (purgeMode ${purgeMode})` : "removed at once (graceful eviction off)";
-      log.info({ binding: objectKeyOf(k.binding), kind: stored.kind, cluster: k.cluster, graceful, purgeMode, reason }, "evicted cluster from binding");
+      log.info({ binding: k.binding, kind: stored.kind, cluster: k.cluster, graceful, purgeMode, reason }, "evicted cluster from binding");
       await d.events.normal(stored, EventReasonEvictCluster, `Evicted from cluster ${k.cluster}: ${reason}; ${how}`);
       return done();
     },
