@@ -37,8 +37,9 @@ export class PostgresServer {
    * initdb (trust auth, fsync off) and start on a random port in 55432..60431; a port taken
    * meanwhile (the range overlaps the ephemeral ports) is tried again with another, up to 5 times.
    * `maxConnections` (default 100, as Debian's): for a stack of many service processes.
+   * `settings`: more server settings (e.g. `shared_preload_libraries`), written as given.
    */
-  static async start(o: { maxConnections?: number } = {}): Promise<PostgresServer> {
+  static async start(o: { maxConnections?: number; settings?: Record<string, string> } = {}): Promise<PostgresServer> {
     const dir = mkdtempSync(path.join(tmpdir(), "flotilla-pg-"));
     const s = new PostgresServer(dir, 0);
     if (s.asRoot) chownSync(dir, ...(await s.postgresIds()));
@@ -48,7 +49,10 @@ export class PostgresServer {
       // sockets in the data directory (the default /var/run/postgresql may not be writable)
       writeFileSync(
         path.join(s.data, "postgresql.auto.conf"),
-        `port = ${s.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${s.data}'\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = ${o.maxConnections ?? 100}\nshared_buffers = 32MB\n`,
+        `port = ${s.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${s.data}'\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = ${o.maxConnections ?? 100}\nshared_buffers = 32MB\n` +
+          Object.entries(o.settings ?? {})
+            .map(([k, v]) => `${k} = '${v.replace(/'/g, "''")}'\n`)
+            .join(""),
       );
       try {
         await s.startServer();
