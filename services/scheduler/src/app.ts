@@ -10,6 +10,7 @@ import { EstimateCache, type ReplicaEstimator } from "./controllers/estimates.js
 import { clusterKeys } from "./controllers/fan-out.js";
 import { SchedulerMetrics } from "./controllers/metrics.js";
 import { bindingScheduler, type BindingStore, type SchedulerSettings } from "./controllers/scheduler.js";
+import { retryOnRelease } from "./controllers/released.js";
 import { simulator } from "./controllers/simulate.js";
 import { failureSimulator } from "./controllers/simulate-failure.js";
 import { BindingTracker } from "./controllers/tracker.js";
@@ -96,8 +97,6 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     deadlineMs: s.estimatorDeadlineMs,
     ttlMs: s.estimatorCacheTtlMs,
     retryAfterMs: s.estimatorRetryAfterMs,
-    // with the ledger, a snapshot older than its settle period may miss replicas it already let go
-    maxSnapshotAgeMs: s.assumedLedger ? s.assumedSettleMs : undefined,
     log: log.child({ component: "estimator" }),
     metrics,
   });
@@ -140,6 +139,8 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     }
     return [{ key, resourceVersion: w.resourceVersion }];
   };
+  // load the ledger lets go of (no Cluster changes for it) retries the parked bindings at once
+  const releases = ledger && retryOnRelease({ ledger, clusters, tracker, add: (key) => controller.add(key) });
   const simulate = simulator({ clusters, estimates, ledger, plugins: s.plugins, metrics, clock: deps.clock });
   const simulateFailure = failureSimulator({ clusters, store: deps.store, ledger, plugins: s.plugins, schedulerName: s.schedulerName, metrics, clock: deps.clock });
 
@@ -159,6 +160,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     // a standby took no cluster wake-ups (they go to the leader's consumer): read them all first
     if (s.leaderElect) await clusters.refreshAll();
     controller.start();
+    releases?.start();
     consumer = wireWakeUps({
       js: deps.js,
       stream: deps.stream,
@@ -173,6 +175,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     await consumer.ready;
   }
   async function stopScheduling(): Promise<void> {
+    releases?.stop();
     await consumer?.stop().catch(() => {});
     consumer = undefined;
     await controller.stop();

@@ -18,7 +18,7 @@ export const configSchema = {
   SCHEDULE_RETRY_BASE: duration("1s", "first retry after a SchedulerError; doubles per failure"),
   SCHEDULE_RETRY_MAX: duration("5m", "longest retry interval after SchedulerErrors"),
   ASSUMED_LEDGER: bool(true, "count replicas assigned to a cluster against its capacity until the member reports them (off: Karmada's behaviour, where a burst reads the same stale capacity)"),
-  ASSUMED_SETTLE_PERIOD: duration("30s", "replicas the scheduler assigned stay counted against their cluster's capacity until the member reports them running and this long after; must exceed the age of the capacity reports (execution's CLUSTER_STATUS_UPDATE_FREQUENCY and ESTIMATOR_SNAPSHOT_MAX_AGE)"),
+  ASSUMED_SETTLE_PERIOD: duration("30s", "replicas the scheduler assigned stay counted against their cluster's capacity until the member reports them running and a capacity report of the cluster taken after that arrives, or at most this long after the report; must exceed the age of the capacity reports (execution's CLUSTER_STATUS_UPDATE_FREQUENCY and ESTIMATOR_SNAPSHOT_MAX_AGE)"),
   LEADER_ELECT: bool(true, "one replica schedules at a time, the others stand by and take over within seconds when it goes (Karmada's --leader-elect); the assumed ledger is exact only in one process"),
   BINDING_UPDATE_DEBOUNCE: duration("0s", "an update of a placed binding's replicas or placement waits this long after it is first seen, so that a replica count and policy weights applied in separate calls are scheduled once (Karmada #7805); failover (evictions, clusters deleting or gone, Unschedulable retries) is never delayed; 0 disables"),
   RESYNC: duration("10m", "every binding is looked at again this often (0 disables)"),

@@ -84,7 +84,9 @@ export function clusterStatusController(d: ClusterStatusDeps): Reconciler<string
       if (client && health?.online && health.healthy && ready.status === "True") {
         const c = await collectClusterStatus(client, status, { timeoutMs: d.cfg.probeTimeoutMs, signal: ctx.signal, now: t, discoveryRefreshMs: d.cfg.discoveryRefreshMs, resourceModels: cluster.spec?.resourceModels });
         status = c.status;
-        if (c.nodes && c.pods) d.members.setCapacity(clusterName, c.nodes, c.pods);
+        // the snapshot's time is the heartbeat's, taken before the listing (the scheduler counts a
+        // replica reported running before it as included, in the summary and in the estimator's answers)
+        if (c.nodes && c.pods) d.members.setCapacity(clusterName, c.nodes, c.pods, t.getTime());
       }
       // lastHeartbeatTime: stamped on every probe, so the taint-manager's health monitor can tell a live reporter from a dead one.
       status.conditions = setCondition(status.conditions, { type: "Ready", status: ready.status, reason: ready.reason, message: ready.message, lastHeartbeatTime: rfc3339(t) }, t);

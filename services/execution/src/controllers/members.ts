@@ -135,8 +135,10 @@ export class Members {
     if (m.snapshot && Date.now() - m.snapshot.at <= maxAgeMs) return m.snapshot;
     m.refreshing ??= (async () => {
       try {
+        // stamped when the listing starts: every pod bound before then is in it
+        const at = Date.now();
         const [nodes, pods] = await Promise.all([client.listNodes({ signal }), client.listPods({ signal })]);
-        return this.setCapacity(cluster, nodes.items as NodeLike[], pods.items as PodLike[]);
+        return this.setCapacity(cluster, nodes.items as NodeLike[], pods.items as PodLike[], at);
       } finally {
         m.refreshing = undefined;
       }

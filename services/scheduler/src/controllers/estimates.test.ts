@@ -18,7 +18,7 @@ test("one answer serves every binding shaped alike within the round, with the de
   const { e, calls } = fake(async () => [{ name: "member1", maxReplicas: 7 }]);
   const metrics = new SchedulerMetrics();
   const c = new EstimateCache(e, { deadlineMs: 250, ttlMs: 1000, retryAfterMs: 5000, log: silentLogger(), metrics, now: () => t });
-  assert.deepEqual([...(await c.forBinding(dyn))!], [["member1", 7]]);
+  assert.deepEqual([...(await c.forBinding(dyn))!.replicas], [["member1", 7]]);
   await c.forBinding(binding("b", { replicas: 9, cpu: "100m", placement: placements.dynamic() }));
   assert.equal(calls.length, 1);
   assert.equal(calls[0].deadlineMs, 250);
@@ -52,14 +52,20 @@ test("bindings whose schedule cannot depend on capacity do not ask", async () =>
   assert.equal(calls.length, 0);
 });
 
-test("an answer from a member snapshot older than the allowed age counts as no answer", async () => {
+test("each answer says when its member snapshot was taken, counted from the call's start", async () => {
+  let t = 100_000;
   const e: ReplicaEstimator = {
-    maxAvailableReplicas: async () => [
-      { name: "fresh", maxReplicas: 5, snapshotAgeMs: 900 },
-      { name: "stale", maxReplicas: 5, snapshotAgeMs: 31_000 },
-      { name: "unsaid", maxReplicas: 5 },
-    ],
+    maxAvailableReplicas: async () => {
+      t += 40; // the call takes a while: the age was measured during it
+      return [
+        { name: "fresh", maxReplicas: 5, snapshotAgeMs: 900 },
+        { name: "stale", maxReplicas: 5, snapshotAgeMs: 31_000 },
+        { name: "unsaid", maxReplicas: 5 },
+      ];
+    },
   };
-  const c = new EstimateCache(e, { deadlineMs: 250, ttlMs: 1000, retryAfterMs: 5000, maxSnapshotAgeMs: 30_000, log: silentLogger(), metrics: new SchedulerMetrics() });
-  assert.deepEqual([...(await c.forBinding(dyn))!], [["fresh", 5], ["stale", -1], ["unsaid", 5]]);
+  const c = new EstimateCache(e, { deadlineMs: 250, ttlMs: 1000, retryAfterMs: 5000, log: silentLogger(), metrics: new SchedulerMetrics(), now: () => t });
+  const a = (await c.forBinding(dyn))!;
+  assert.deepEqual([...a.replicas], [["fresh", 5], ["stale", 5], ["unsaid", 5]]);
+  assert.deepEqual([...a.takenAt], [["fresh", 99_100], ["stale", 69_000], ["unsaid", 100_000]]);
 });

@@ -1,6 +1,6 @@
 import type { AnyResourceBinding, ReplicaRequirements } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
-import { requirementsKey, wantsEstimates } from "../logic/estimates.js";
+import { requirementsKey, wantsEstimates, type EstimatorAnswer } from "../logic/estimates.js";
 import type { SchedulerMetrics } from "./metrics.js";
 
 /** One cluster's answer; `maxReplicas` -1 means "could not tell". */
@@ -28,8 +28,6 @@ export interface EstimateCacheOptions {
   ttlMs: number;
   /** After a failed call, the estimator is not asked again for this long (the general estimator answers alone). */
   retryAfterMs: number;
-  /** An answer from a member snapshot older than this counts as no answer (the assumed ledger's settle period). */
-  maxSnapshotAgeMs?: number;
   log: Logger;
   metrics: SchedulerMetrics;
   now?: () => number;
@@ -37,7 +35,7 @@ export interface EstimateCacheOptions {
 
 interface Entry {
   at: number;
-  answer: Promise<ReadonlyMap<string, number> | undefined>;
+  answer: Promise<EstimatorAnswer | undefined>;
 }
 
 /**
@@ -59,7 +57,8 @@ export class EstimateCache {
     this.now = o.now ?? Date.now;
   }
 
-  async forBinding(binding: AnyResourceBinding): Promise<ReadonlyMap<string, number> | undefined> {
+  /** The answer for the binding's replica shape, with when each cluster's snapshot was taken (see `usableEstimates`). */
+  async forBinding(binding: AnyResourceBinding): Promise<EstimatorAnswer | undefined> {
     if (!this.estimator || !wantsEstimates(binding)) {
       this.o.metrics.estimates.skipped++;
       return undefined;
@@ -81,14 +80,20 @@ export class EstimateCache {
     return answer;
   }
 
-  private async ask(requirements: ReplicaRequirements | undefined): Promise<ReadonlyMap<string, number> | undefined> {
+  private async ask(requirements: ReplicaRequirements | undefined): Promise<EstimatorAnswer | undefined> {
     try {
+      // the snapshot's age is measured by the estimator during the call: counted from the call's
+      // start, the time it was taken is never later than it was
+      const asked = this.now();
       const res = await this.estimator!.maxAvailableReplicas([], requirements, { deadlineMs: this.o.deadlineMs });
       this.o.metrics.estimates.ok++;
-      const m = new Map<string, number>();
-      const maxAge = this.o.maxSnapshotAgeMs ?? Infinity;
-      for (const c of res) m.set(c.name, (c.snapshotAgeMs ?? 0) > maxAge ? -1 : c.maxReplicas);
-      return m;
+      const replicas = new Map<string, number>();
+      const takenAt = new Map<string, number>();
+      for (const c of res) {
+        replicas.set(c.name, c.maxReplicas);
+        takenAt.set(c.name, asked - (c.snapshotAgeMs ?? 0));
+      }
+      return { replicas, takenAt };
     } catch (e) {
       this.o.metrics.estimates.error++;
       const wasUp = this.now() >= this.downUntil;

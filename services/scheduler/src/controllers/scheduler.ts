@@ -3,13 +3,17 @@ import { BadRequestError, PolicyPlacementAnnotation, bindingRefOfKey, isConflict
 import { after, done, retry, terminal, type ReconcileContext, type Reconciler, type Result, type SeenVersions } from "@flotilla/runtime";
 import { isResponsibleFor, needsSchedule, schedule } from "@flotilla/scheduling";
 import type { ObjectRef } from "@flotilla/store";
-import { bindingLoad, type AssumedLedger } from "../logic/assumed.js";
+import { bindingLoad, capacityInputs, type AssumedLedger } from "../logic/assumed.js";
+import type { EstimatorAnswer } from "../logic/estimates.js";
 import { UpdatePendingSinceAnnotation, debounceUpdate } from "../logic/debounce.js";
 import { SCHEDULED, observedOnly, sameOutcome, statusAfter, withScheduleResult, type Trigger } from "../logic/status.js";
 import type { SchedulerMetrics } from "./metrics.js";
 import type { BindingTracker } from "./tracker.js";
 
 export const name = "scheduler";
+
+/** An Unschedulable binding whose clusters or ledger changed while it was decided is tried again this soon. */
+export const RETRY_SOON_MS = 50;
 
 
 /** The store operations the scheduler uses (narrow, so tests can interpose on writes). */
@@ -47,7 +51,7 @@ export interface SchedulerDeps {
     /** The snapshot from a list started at or after `since` (performance.now()). */
     snapshotSince?(since: number): Promise<readonly Cluster[]>;
   };
-  estimates: { forBinding(b: AnyResourceBinding): Promise<ReadonlyMap<string, number> | undefined> };
+  estimates: { forBinding(b: AnyResourceBinding): Promise<EstimatorAnswer | undefined> };
   /** Load assigned to clusters that their members have not reported yet (see AssumedLedger); absent: none counted. */
   ledger?: AssumedLedger;
   tracker: BindingTracker;
@@ -156,21 +160,25 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
     }
 
     d.metrics.trigger(trigger);
-    const estimates = await d.estimates.forBinding(rb);
-    // from reading the ledger to counting this decision in it, nothing else runs (no await):
-    // every decision sees the load of the ones before it
-    const decide = () => {
+    // a cluster change (or load the ledger lets go) from here on retries the binding if parked
+    const epoch = d.tracker.epoch;
+    const answer = await d.estimates.forBinding(rb);
+    // from reading the clusters and the ledger to counting this decision in it, nothing else runs
+    // (no await): every decision sees the load of the ones before it, and the ledger lets go of
+    // reported replicas against the capacity reports of the very snapshot it decides on
+    const decide = (snapshot: readonly Cluster[]) => {
+      clusters = snapshot;
       const t0 = performance.now();
-      const r = schedule({ binding: rb, clusters, estimates, assumed: d.ledger?.load(Date.now()), enabled: s.plugins });
+      const { assumed, estimates } = capacityInputs(d.ledger, snapshot, answer, Date.now());
+      const r = schedule({ binding: rb, clusters: snapshot, estimates, assumed, enabled: s.plugins });
       d.metrics.observeAlgorithm(performance.now() - t0);
       return r;
     };
-    let result = decide();
+    let result = decide(d.clusters.snapshot());
     const fresh = result.error?.kind === "FitError" ? await d.clusters.snapshotSince?.(readAt) : undefined;
     if (fresh && fresh !== clusters) {
       // nothing fit: make sure that is not because the snapshot missed a cluster just joined
-      clusters = fresh;
-      result = decide();
+      result = decide(fresh);
     }
     d.metrics.results[result.condition.reason] = (d.metrics.results[result.condition.reason] ?? 0) + 1;
 
@@ -206,8 +214,8 @@ export function bindingScheduler(d: SchedulerDeps): Reconciler<string> {
 
     switch (result.error?.requeue) {
       case "unschedulable":
-        d.tracker.park(key);
-        return after(s.unschedulableRetryMs);
+        // a change that came while deciding may be what lets it fit: retried at once, not parked
+        return d.tracker.park(key, epoch) ? after(s.unschedulableRetryMs) : after(RETRY_SOON_MS);
       case "backoff":
         // a durable timer rather than a throw: the wake-up is acked, a binding that keeps failing
         // does not hold a consumer slot while it waits, and the count of failures in a row is

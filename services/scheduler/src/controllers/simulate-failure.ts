@@ -1,6 +1,6 @@
 import { bindingsIn, type RepositoryStore } from "@flotilla/store";
 import { failureSimulationResponse, parseFailureSimulation, simulateFailure } from "../logic/failure-simulation.js";
-import type { AssumedLedger } from "../logic/assumed.js";
+import { reportTimesOf, type AssumedLedger } from "../logic/assumed.js";
 
 import type { ClusterCache } from "./cluster-cache.js";
 import type { SchedulerMetrics } from "./metrics.js";
@@ -26,7 +26,8 @@ export function failureSimulator(d: SimulateFailureDeps): (body: unknown) => Pro
   const clock = d.clock ?? (() => new Date());
   return async (body) => {
     await d.clusters.refreshAll();
-    const clusters = [...d.clusters.snapshot()];
+    const snapshot = d.clusters.snapshot();
+    const clusters = [...snapshot];
     let sim;
     try {
       sim = parseFailureSimulation(body, new Set(clusters.map((c) => c.metadata.name ?? "")));
@@ -40,7 +41,7 @@ export function failureSimulator(d: SimulateFailureDeps): (body: unknown) => Pro
         failed: sim.clusters,
         clusters,
         bindings,
-        assumed: d.ledger?.load(Date.now()),
+        assumed: d.ledger?.load(Date.now(), (c) => reportTimesOf(snapshot).get(c)),
         plugins: d.plugins,
         schedulerName: d.schedulerName,
         now: clock(),

@@ -1,15 +1,16 @@
 import type { AnyResourceBinding } from "@flotilla/api";
 import { schedule } from "@flotilla/scheduling";
 import { parseSimulation, simulationResponse } from "../logic/simulation.js";
-import type { AssumedLedger } from "../logic/assumed.js";
+import { capacityInputs, type AssumedLedger } from "../logic/assumed.js";
+import type { EstimatorAnswer } from "../logic/estimates.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import type { SchedulerMetrics } from "./metrics.js";
 
 export interface SimulateDeps {
   clusters: Pick<ClusterCache, "refreshAll" | "snapshot">;
-  estimates: { forBinding(b: AnyResourceBinding): Promise<ReadonlyMap<string, number> | undefined> };
+  estimates: { forBinding(b: AnyResourceBinding): Promise<EstimatorAnswer | undefined> };
   /** The load assigned and not yet reported, taken into account for the current clusters (not for inline ones). */
-  ledger?: Pick<AssumedLedger, "load">;
+  ledger?: Pick<AssumedLedger, "load" | "settledThrough">;
   plugins: string;
   metrics: SchedulerMetrics;
   clock?: () => Date;
@@ -33,14 +34,16 @@ export function simulator(d: SimulateDeps): (body: unknown) => Promise<Record<st
     }
     try {
       let clusters = sim.clusters;
-      let estimates: ReadonlyMap<string, number> | undefined;
+      let inputs: ReturnType<typeof capacityInputs> = {};
       if (!clusters) {
         await d.clusters.refreshAll();
-        clusters = [...d.clusters.snapshot()];
-        estimates = await d.estimates.forBinding(sim.binding);
+        const answer = await d.estimates.forBinding(sim.binding);
+        const snapshot = d.clusters.snapshot();
+        clusters = [...snapshot];
+        // read as a decision reads them (see the scheduler)
+        inputs = capacityInputs(d.ledger, snapshot, answer, Date.now());
       }
-      const assumed = sim.clusters ? undefined : d.ledger?.load(Date.now());
-      const result = schedule({ binding: sim.binding, clusters, estimates, assumed, enabled: d.plugins });
+      const result = schedule({ binding: sim.binding, clusters, estimates: inputs.estimates, assumed: inputs.assumed, enabled: d.plugins });
       d.metrics.simulations.ok++;
       return simulationResponse(sim, result, clock());
     } catch (e) {

@@ -1,5 +1,6 @@
-import type { AggregatedStatusItem, AnyResourceBinding } from "@flotilla/api";
+import type { AggregatedStatusItem, AnyResourceBinding, Cluster } from "@flotilla/api";
 import { compileRequest, hasReplicas, type AssumedLoad } from "@flotilla/scheduling";
+import { usableEstimates, type EstimatorAnswer } from "./estimates.js";
 
 /** What the assumed ledger needs of one binding. */
 export interface BindingLoad {
@@ -56,7 +57,7 @@ interface Placement {
   assigned: number;
   /** Reported replicas the ledger no longer counts as assumed. */
   settled: number;
-  /** The latest reported count (it settles `settleMs` after it was seen). */
+  /** The latest reported count (it settles once a capacity report taken after it is held, or `settleMs` after it was seen). */
   reported: number;
 }
 
@@ -71,7 +72,78 @@ interface MutableLoad {
   resources: Record<string, number>;
 }
 
+/** A report waiting to settle: `reported` replicas of `key` running on the cluster, seen at `seenAt`. */
+interface Report {
+  seenAt: number;
+  key: string;
+  reported: number;
+}
+
+/** One cluster's reports waiting to settle, in the order they were seen (so in time order). */
+interface ReportQueue {
+  items: Report[];
+  head: number;
+}
+
 const rvOf = (rv: string | undefined): bigint => (rv && /^\d+$/.test(rv) ? BigInt(rv) : 0n);
+
+/**
+ * When each cluster's capacity reports were taken, as far as the scheduler knows (ms since the
+ * epoch; absent: unknown). A report taken at or after a replica was seen running includes it.
+ */
+export type ReportTimes = (cluster: string) => number | undefined;
+
+/** How far another process's clock may run ahead of this one's (the capacity reports are stamped by execution or the agent). */
+export const REPORT_CLOCK_SKEW_MS = 1000;
+
+const reportTimesCache = new WeakMap<readonly Cluster[], ReadonlyMap<string, number>>();
+
+/**
+ * When a Cluster's `resourceSummary` was taken, or undefined when that is not known: the Ready
+ * condition's `lastHeartbeatTime` while Ready is True. Execution (and the agent) stamp it just
+ * before they list the member's nodes and pods for the summary they write with it, so every pod
+ * bound before that time is in the summary (as allocated, or allocating while unbound).
+ */
+export function summaryTakenAt(cluster: Cluster | undefined): number | undefined {
+  if (!cluster?.status?.resourceSummary) return undefined;
+  const ready = cluster.status.conditions?.find((c) => c.type === "Ready");
+  if (ready?.status !== "True" || !ready.lastHeartbeatTime) return undefined;
+  const t = Date.parse(ready.lastHeartbeatTime);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/** `summaryTakenAt` of every cluster of a snapshot, by name (cached per snapshot array: it is replaced, never changed). */
+export function reportTimesOf(clusters: readonly Cluster[]): ReadonlyMap<string, number> {
+  let m = reportTimesCache.get(clusters);
+  if (!m) {
+    const out = new Map<string, number>();
+    for (const c of clusters) {
+      const t = summaryTakenAt(c);
+      if (t !== undefined) out.set(c.metadata.name ?? "", t);
+    }
+    reportTimesCache.set(clusters, (m = out));
+  }
+  return m;
+}
+
+/**
+ * What one decision on `snapshot` takes from the ledger and the estimator, read together (call
+ * it in the same turn of the event loop as the decision): the assumed load, with the reported
+ * replicas let go of against the snapshot's own capacity reports, and the estimator's answers
+ * that were taken after what the ledger let go of on their cluster (the others count as none).
+ */
+export function capacityInputs(
+  ledger: Pick<AssumedLedger, "load" | "settledThrough"> | undefined,
+  snapshot: readonly Cluster[],
+  answer: EstimatorAnswer | undefined,
+  now: number,
+): { assumed?: ReadonlyMap<string, AssumedLoad>; estimates?: ReadonlyMap<string, number> } {
+  if (!ledger) return { estimates: answer?.replicas };
+  const times = reportTimesOf(snapshot);
+  const reportTimes = (c: string) => times.get(c);
+  const assumed = ledger.load(now, reportTimes);
+  return { assumed, estimates: usableEstimates(answer, (c) => ledger.settledThrough(c, now, reportTimes)) };
+}
 
 /**
  * The scheduler's assumed ledger: per cluster, the load of replicas it assigned there that the
@@ -80,12 +152,15 @@ const rvOf = (rv: string | undefined): bigint => (rv && /^\d+$/.test(rv) ? BigIn
  * would send the whole burst to the same clusters).
  *
  * A binding's replicas on a cluster count as assumed from the moment they are assigned until
- * the member reports them running, and for `settleMs` after that: long enough for every
- * capacity report in use (the clusters' resource summaries, the estimator's node snapshots) to
- * have been taken after they were running, so a replica is never counted in neither. A lower
- * report (pods gone) counts at once; an assignment that grows counts at once; one that shrinks
- * or moves away stops counting at once (the member reports what is still running). The effect
- * errs on the side of counting a replica twice for a few seconds, never not at all.
+ * the member reports them running and a capacity report of that cluster taken after that is in
+ * hand (`reportTimes`, given to `load`: the resource summary's time, less `skewMs` for the
+ * reporter's clock), or at the latest `settleMs` after the report was seen (for clusters whose
+ * reports say nothing of their time). A replica is then never counted in neither, and counted in
+ * both (the report and the ledger) only until the next capacity report, not for a fixed period:
+ * a cluster whose report has room is not treated as full because of replicas the report already
+ * counts. A lower report (pods gone) counts at once; an assignment that grows counts at once;
+ * one that shrinks or moves away stops counting at once (the member reports what is still
+ * running).
  *
  * The ledger is rebuilt from the bindings alone (`observe` with `initial`: what was reported
  * before the scheduler started counts as settled), so it survives restarts, and every replica
@@ -94,11 +169,17 @@ const rvOf = (rv: string | undefined): bigint => (rv && /^\d+$/.test(rv) ? BigIn
 export class AssumedLedger {
   private readonly entries = new Map<string, Entry>();
   private readonly loads = new Map<string, MutableLoad>();
-  /** Reports waiting to settle, in the order they were seen (so in time order). */
-  private readonly settling: { at: number; key: string; cluster: string; reported: number }[] = [];
-  private head = 0;
+  /** Per cluster, the reports waiting to settle. */
+  private readonly settling = new Map<string, ReportQueue>();
+  private freed = 0;
+  private readonly skewMs: number;
 
-  constructor(private readonly settleMs: number) {}
+  constructor(
+    private readonly settleMs: number,
+    o: { skewMs?: number } = {},
+  ) {
+    this.skewMs = o.skewMs ?? REPORT_CLOCK_SKEW_MS;
+  }
 
   /**
    * A version of a binding as stored (from a list, the watch, or a read). Ignored when the
@@ -136,10 +217,28 @@ export class AssumedLedger {
     this.remove(key);
   }
 
-  /** The assumed load per cluster as of `now` (clusters without any are absent). Read it at once; it changes with the ledger. */
-  load(now: number): ReadonlyMap<string, AssumedLoad> {
-    this.settle(now);
+  /**
+   * The assumed load per cluster as of `now`, against capacity reports taken at `reportTimes`
+   * (clusters without any load are absent). Read it at once; it changes with the ledger.
+   */
+  load(now: number, reportTimes?: ReportTimes): ReadonlyMap<string, AssumedLoad> {
+    this.settle(now, reportTimes);
     return this.loads;
+  }
+
+  /**
+   * Reports seen at or before this time no longer count on the cluster (after `load` with the
+   * same arguments): a capacity answer taken before it may miss replicas the ledger let go.
+   */
+  settledThrough(cluster: string, now: number, reportTimes?: ReportTimes): number {
+    const t = reportTimes?.(cluster);
+    const byTime = now - this.settleMs;
+    return t === undefined ? byTime : Math.max(byTime, t - this.skewMs);
+  }
+
+  /** Counts every time some cluster's assumed load went down (a report settled, an assignment shrank, moved or went). */
+  get releases(): number {
+    return this.freed;
   }
 
   /** Bindings the ledger knows with load somewhere. */
@@ -149,10 +248,12 @@ export class AssumedLedger {
 
   private replace(key: string, rv: bigint, view: BindingLoad | undefined, now: number, initial: boolean): void {
     const old = this.entries.get(key);
-    this.remove(key);
+    const before = old && new Map([...old.placements].map(([c, p]) => [c, p.assigned - p.settled]));
+    this.remove(key, false);
     if (!view) {
       // remember the version so an older one arriving late does not bring the load back
       this.entries.set(key, { rv, request: {}, placements: new Map() });
+      if (before && [...before.values()].some((n) => n > 0)) this.freed++;
       return;
     }
     const placements = new Map<string, Placement>();
@@ -162,37 +263,62 @@ export class AssumedLedger {
       // reports seen before the scheduler started were taken long enough ago
       let settled = initial ? reported : Math.min(prev?.settled ?? 0, reported);
       if (settled > assigned) settled = assigned;
-      if (reported > settled && reported !== prev?.reported) this.settling.push({ at: now + this.settleMs, key, cluster, reported });
+      if (reported > settled && reported !== prev?.reported) this.queue(cluster).items.push({ seenAt: now, key, reported });
       const p = { assigned, settled, reported };
       placements.set(cluster, p);
       this.add(cluster, view.request, p, 1);
     }
     this.entries.set(key, { rv, request: view.request, placements });
+    if (before) {
+      for (const [c, n] of before) {
+        const p = placements.get(c);
+        if (n > 0 && (!p || p.assigned - p.settled < n)) {
+          this.freed++;
+          break;
+        }
+      }
+    }
   }
 
-  private remove(key: string): void {
+  private remove(key: string, release = true): void {
     const e = this.entries.get(key);
     if (!e) return;
-    for (const [c, p] of e.placements) this.add(c, e.request, p, -1);
+    let had = false;
+    for (const [c, p] of e.placements) {
+      if (p.assigned > p.settled) had = true;
+      this.add(c, e.request, p, -1);
+    }
     this.entries.delete(key);
+    if (release && had) this.freed++;
   }
 
-  private settle(now: number): void {
-    const q = this.settling;
-    while (this.head < q.length && q[this.head].at <= now) {
-      const s = q[this.head++];
-      const e = this.entries.get(s.key);
-      const p = e?.placements.get(s.cluster);
-      if (!e || !p) continue;
-      const settled = Math.min(s.reported, p.reported, p.assigned);
-      if (settled <= p.settled) continue;
-      this.add(s.cluster, e.request, p, -1);
-      p.settled = settled;
-      this.add(s.cluster, e.request, p, 1);
-    }
-    if (this.head > 1024 && this.head * 2 > q.length) {
-      q.splice(0, this.head);
-      this.head = 0;
+  private queue(cluster: string): ReportQueue {
+    let q = this.settling.get(cluster);
+    if (!q) this.settling.set(cluster, (q = { items: [], head: 0 }));
+    return q;
+  }
+
+  private settle(now: number, reportTimes: ReportTimes | undefined): void {
+    for (const [cluster, q] of this.settling) {
+      const through = this.settledThrough(cluster, now, reportTimes);
+      const items = q.items;
+      while (q.head < items.length && items[q.head].seenAt <= through) {
+        const s = items[q.head++];
+        const e = this.entries.get(s.key);
+        const p = e?.placements.get(cluster);
+        if (!e || !p) continue;
+        const settled = Math.min(s.reported, p.reported, p.assigned);
+        if (settled <= p.settled) continue;
+        this.add(cluster, e.request, p, -1);
+        p.settled = settled;
+        this.add(cluster, e.request, p, 1);
+        this.freed++;
+      }
+      if (q.head >= items.length) this.settling.delete(cluster);
+      else if (q.head > 1024 && q.head * 2 > items.length) {
+        items.splice(0, q.head);
+        q.head = 0;
+      }
     }
   }
 
