@@ -757,13 +757,9 @@ export class ObjectStore {
       try {
         const rows = await this.sql<{ i: number; code: string; body: KubeObject | null }[]>`
           SELECT i, code, body FROM flotilla_write_batch(${this.sql.json(payload as never)})`;
+        // a batch that wrote wakes the relay and the watches itself (NOTIFY flotilla_outbox, migration 012)
         const out = new Array<WriteResult>(ops.length);
-        let wrote = false;
-        for (const r of rows) {
-          out[order[r.i]!] = { code: r.code, body: r.body ? this.open(r.body) : undefined };
-          if (r.code === "ok") wrote = true;
-        }
-        if (wrote) this.poke();
+        for (const r of rows) out[order[r.i]!] = { code: r.code, body: r.body ? this.open(r.body) : undefined };
         return out;
       } catch (e) {
         // a cascaded dependent written by a newer transaction, or a deadlock: run again
@@ -783,17 +779,6 @@ export class ObjectStore {
     const out = new Array<KubeObject | undefined>(refs.length);
     for (const r of rows) out[Number(r.i) - 1] = r.body ? this.open(r.body) : undefined;
     return out;
-  }
-
-  private poking = false;
-  /** Wakes the relay and watches (NOTIFY), coalescing the writes of one tick into one message. */
-  private poke() {
-    if (this.poking) return;
-    this.poking = true;
-    setImmediate(() => {
-      this.poking = false;
-      this.sql`SELECT pg_notify('flotilla_outbox', '')`.catch(() => undefined); // the pollers are the backstop
-    });
   }
 
   private indexKeys(gk: string, obj: KubeObject): string[] {
