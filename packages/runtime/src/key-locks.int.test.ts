@@ -49,6 +49,48 @@ test("many tries and give-backs at once each get their own answer", async () => 
   }
 });
 
+test("the tries of one moment share one statement, and a lock given back lingers for its own process only", async () => {
+  const db = await freshDatabase();
+  const a = keyLocks(db.sql, { applicationName: "a", lingerMs: 300 });
+  const b = keyLocks(db.sql, { applicationName: "b", lingerMs: 0 });
+  const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+  try {
+    assert.deepEqual(await Promise.all(keys.map((k) => a.tryLock("c", k))), keys.map(() => true));
+    assert.equal(a.statements, 1, "40 tries in one statement");
+    const given = keys.map((k) => a.unlock("c", k));
+    // lingering: the same process takes them again without a statement, another one is refused
+    assert.equal(await a.tryLock("c", "k0"), true);
+    assert.equal(a.statements, 1, "taken again while it lingered");
+    assert.equal(await b.tryLock("c", "k1"), false, "another session waits while it lingers");
+    await Promise.all(given.slice(1));
+    assert.equal(a.statements, 2, "the give-backs share one statement");
+    assert.equal(await b.tryLock("c", "k1"), true, "given back once it lingered");
+    assert.equal(await b.tryLock("c", "k0"), false, "still held by the run that took it again");
+    await a.unlock("c", "k0");
+    assert.equal(await b.tryLock("c", "k0"), true);
+  } finally {
+    await a.close();
+    await b.close();
+    await db.drop();
+  }
+});
+
+test("at most maxLingering locks linger: past that the oldest are given back at once", async () => {
+  const db = await freshDatabase();
+  const a = keyLocks(db.sql, { applicationName: "a", lingerMs: 60_000, maxLingering: 2 });
+  const b = keyLocks(db.sql, { applicationName: "b" });
+  try {
+    for (const k of ["k1", "k2", "k3", "k4"]) assert.equal(await a.tryLock("c", k), true);
+    const given = ["k1", "k2", "k3", "k4"].map((k) => a.unlock("c", k));
+    await Promise.all(given.slice(0, 2));
+    assert.deepEqual(await Promise.all(["k1", "k2", "k3", "k4"].map((k) => b.tryLock("c", k))), [true, true, false, false]);
+  } finally {
+    await a.close();
+    await b.close();
+    await db.drop();
+  }
+});
+
 test("replicas whose controllers share keys never reconcile one key at once, and every enqueue still resolves after a reconcile that started after it", async () => {
   const db = await freshDatabase();
   const locks: KeyLocks[] = [];
