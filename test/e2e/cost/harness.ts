@@ -7,7 +7,8 @@
 // - transactions (xact_commit + xact_rollback) and row writes (tup_inserted + tup_updated +
 //   tup_deleted) of the stack's database from pg_stat_database. A backend publishes these at most
 //   once a second while busy and within 10 s once idle, so each reading waits `STATS_FLUSH_MS`
-//   after the stack went idle;
+//   after the stack went idle; a busy backend may still hold some back (it skips publishing while
+//   another holds the database's entry), so these are the loosest of the counts;
 // - write transactions: the transaction ids handed out (pg_current_snapshot's xmax; nothing else
 //   writes on this server);
 // - statements: pg_stat_statements' calls in the stack's database (top-level statements: a
@@ -68,7 +69,7 @@ export interface PhaseCost {
   topStatements: [string, number][];
 }
 
-export type Measure = Exclude<keyof PhaseCost, "deployments" | "ms">;
+export type Measure = Exclude<keyof PhaseCost, "deployments" | "ms" | "tables" | "topStatements">;
 export const MEASURES: readonly Measure[] = ["transactions", "writeTransactions", "rowWrites", "statements", "natsMessages", "outboxRows", "outboxBytes"];
 
 export interface CostResult {
