@@ -1,8 +1,9 @@
 // Retained heap per cached object, per cache (heap.int.test.ts measures them; issue 22). The goal
 // is ≤ 300 MB per service at 20,000 Deployments and ≤ 1 GB at 100,000: a cache that grows with the
 // Deployments must stay a few KB per object at most. Each budget is the measurement of 2026-11-29
-// (`measured`, Node 24 on the 2-core VM, the median of the test's rounds) plus about 15 % for the
-// noise between runs (up to 4 % over five runs), rounded up; `why` says what one object costs and
+// (`measured`, Node 24 on the 2-core VM, the median of the test's rounds; the higher one when runs
+// differed) plus about 15 % for the noise between runs (up to 4 % for the caches listed from
+// Postgres, up to 15 % for the key-only ones), rounded up; `why` says what one object costs and
 // what it adds up to. A change that makes a cache hold more per object fails the test: raise its
 // budget only with the reason written here.
 
@@ -36,9 +37,9 @@ export const HEAP_BUDGET = {
     why: "the whole Cluster, the Secret it names (token and CA) and the endpoint built from both; per cluster, not per Deployment",
   },
   "execution.memberObjects": {
-    bytes: 9_600,
-    measured: 8_325,
-    why: "the member's whole Deployment as its API server answers (managedFields about half of it) and the applied record; two per Deployment on 2 clusters: 20,000 ≈ 333 MB, 100,000 ≈ 1.7 GB",
+    bytes: 3_750,
+    measured: 3_250,
+    why: "the member's Deployment as its API server answers, but for managedFields (8,325 bytes with them; no reader uses them), and the applied record; two per Deployment on 2 clusters: 20,000 ≈ 130 MB, 100,000 ≈ 650 MB",
   },
   "runtime.seenVersions": {
     bytes: 420,
@@ -56,14 +57,14 @@ export const HEAP_BUDGET = {
     why: "a queued key in the list and the dirty set; only while queued (a burst of 20,000 wake-ups ≈ 5 MB)",
   },
   "binding.overrideUsers": {
-    bytes: 650,
-    measured: 547,
-    why: "a binding key, its one-element set of policies and its entry in the policy's set",
+    bytes: 720,
+    measured: 627,
+    why: "a binding key, its one-element set of policies and its entry in the policy's set (547 in some runs: when the GC swaps a concatenated key for its flat copy varies)",
   },
   "binding.dependencyUsers": {
-    bytes: 1_300,
-    measured: 1_134,
-    why: "a binding key, its set of two dependency keys and one set per dependency naming it",
+    bytes: 1_400,
+    measured: 1_211,
+    why: "a binding key, its set of two dependency keys and one set per dependency naming it (1,134 in some runs, as above)",
   },
   "binding.reconcileStarts": {
     bytes: 280,

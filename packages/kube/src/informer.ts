@@ -24,6 +24,19 @@ export interface InformerOptions {
 const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
 
 /**
+ * What the cache keeps of a member object: all of it but `metadata.managedFields`, which a
+ * Kubernetes API server sends with every object (more than half of a Deployment's retained heap,
+ * see test/cost/heap-budget.ts) and no reader uses: an apply compares the desired fields and
+ * writes an object built from the desired one, status and health are read from `status`, the
+ * Work from the annotations. Returns the object itself when it has none, else a copy without them.
+ */
+export function cacheable(obj: KubeObject): KubeObject {
+  if (!("managedFields" in obj.metadata)) return obj;
+  const { managedFields: _mf, ...metadata } = obj.metadata as KubeObject["metadata"] & { managedFields?: unknown };
+  return { ...obj, metadata };
+}
+
+/**
  * A list-then-watch cache of one kind on one member (client-go's reflector + store, reduced):
  * lists, replays differences as events, watches from the list's resourceVersion, and lists
  * again when the watch ends or fails. `synced` is true while the cache is known current: after
@@ -102,7 +115,7 @@ export class MemberInformer {
   observe(obj: KubeObject): void {
     const k = keyOf(obj);
     const cur = this.items.get(k);
-    if (!cur || newer(obj, cur)) this.items.set(k, obj);
+    if (!cur || newer(obj, cur)) this.items.set(k, cacheable(obj));
   }
 
   /** Forgets an object the caller just deleted. */
@@ -167,7 +180,8 @@ export class MemberInformer {
   private async listOnce(): Promise<string> {
     const { items, resourceVersion } = await this.o.client.list(this.o.apiVersion, this.o.kind, { labelSelector: this.o.labelSelector, timeoutMs: 30_000 });
     const seen = new Set<string>();
-    for (const obj of items) {
+    for (const listed of items) {
+      const obj = cacheable(listed);
       obj.apiVersion ??= this.o.apiVersion;
       obj.kind ??= this.o.kind;
       const k = keyOf(obj);
@@ -202,12 +216,13 @@ export class MemberInformer {
           this.o.kind,
           { labelSelector: this.o.labelSelector, resourceVersion: resourceVersion || undefined, timeoutSeconds: this.o.watchTimeoutSeconds ?? 300 },
           {
-            onEvent: (type, obj) => {
+            onEvent: (type, watched) => {
               if (type === "ERROR") {
                 this.watch?.stop();
                 return finish();
               }
-              if (type === "BOOKMARK" || !obj?.metadata) return;
+              if (type === "BOOKMARK" || !watched?.metadata) return;
+              const obj = cacheable(watched);
               obj.apiVersion ??= this.o.apiVersion;
               obj.kind ??= this.o.kind;
               const k = keyOf(obj);
