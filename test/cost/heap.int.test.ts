@@ -12,7 +12,6 @@ import {
   ClusterPropagationPolicyPermanentIDLabel,
   GK,
   KARMADA,
-  bindingKey,
   defaultResourceModels,
   kindKey,
   type AnyPropagationPolicy,
@@ -24,7 +23,7 @@ import {
 import type { MemberClient } from "@flotilla/kube";
 import { digest, objectKeyOf, objectVersion, desiredObject } from "@flotilla/member-apply";
 import { DEFAULT_APIS } from "@flotilla/member-sim";
-import { Informer, LastSignatures, SeenVersions, WorkQueue } from "@flotilla/runtime";
+import { LastSignatures, SeenVersions, WorkQueue } from "@flotilla/runtime";
 import { ObjectStore } from "@flotilla/store";
 import { freshDatabase, testLogger, type TestDatabase } from "@flotilla/testkit";
 import { buildBinding } from "../../services/binding/src/logic/binding.js";
@@ -36,8 +35,9 @@ import { OverrideUsers } from "../../services/binding/src/controllers/overrides.
 import { ClusterCache as ExecutionClusterCache } from "../../services/execution/src/controllers/cluster-cache.js";
 import { Members } from "../../services/execution/src/controllers/members.js";
 import { RbacAuthorizer } from "../../services/gateway/src/auth/access.js";
+import { bindingLoads } from "../../services/scheduler/src/controllers/binding-loads.js";
 import { ClusterCache as SchedulerClusterCache } from "../../services/scheduler/src/controllers/cluster-cache.js";
-import { AssumedLedger, bindingLoad } from "../../services/scheduler/src/logic/assumed.js";
+import { AssumedLedger } from "../../services/scheduler/src/logic/assumed.js";
 import { HEAP_BUDGET, type CacheName } from "./heap-budget.js";
 
 const log = testLogger("heap");
@@ -403,14 +403,7 @@ test("scheduler: cluster cache, per Cluster", async () => {
 test("scheduler: binding informer and assumed ledger, per ResourceBinding", async () => {
   const bytes = await perObject("scheduler.bindingLedger", N.bindings, async () => {
     const ledger = new AssumedLedger(30_000);
-    // as services/scheduler/src/app.ts builds it
-    const informer = new Informer<undefined>({
-      store,
-      gk: [GK.resourceBinding, GK.clusterResourceBinding],
-      transform: () => undefined,
-      log,
-      onEvent: (e) => ledger.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
-    });
+    const informer = bindingLoads({ store, ledger, log });
     await informer.start();
     assert.equal(informer.size, N.bindings);
     return { keep: [ledger, informer], release: () => informer.stop() };

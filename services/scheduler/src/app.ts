@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { GK, bindingKey, type AnyResourceBinding } from "@flotilla/api";
+import { GK } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
-import { Informer, Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper } from "@flotilla/runtime";
+import { Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper } from "@flotilla/runtime";
 import { enabledPluginNames, inTreeRegistry } from "@flotilla/scheduling";
 import { bindingsIn, startLeaderElection, type LeaderElection, type ObjectStore, type Sql } from "@flotilla/store";
+import { bindingLoads } from "./controllers/binding-loads.js";
 import { ClusterCache } from "./controllers/cluster-cache.js";
 import { EstimateCache, type ReplicaEstimator } from "./controllers/estimates.js";
 import { clusterKeys } from "./controllers/fan-out.js";
@@ -15,7 +16,7 @@ import { simulator } from "./controllers/simulate.js";
 import { failureSimulator } from "./controllers/simulate-failure.js";
 import { BindingTracker } from "./controllers/tracker.js";
 import { schedulerServiceDefinition, schedulerServiceHandlers } from "./grpc.js";
-import { AssumedLedger, bindingLoad } from "./logic/assumed.js";
+import { AssumedLedger } from "./logic/assumed.js";
 
 export interface AppSettings extends SchedulerSettings {
   /** Bindings scheduled at once. */
@@ -103,15 +104,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   // every replica follows every binding (a watch, not the shared wake-ups) to know the load it and
   // the other replicas assigned; the first list rebuilds the ledger after a restart
   const ledger = s.assumedLedger ? new AssumedLedger(s.assumedSettleMs) : undefined;
-  const bindingInformer =
-    ledger &&
-    new Informer<undefined>({
-      store: deps.store,
-      gk: [GK.resourceBinding, GK.clusterResourceBinding],
-      transform: () => undefined,
-      log: log.child({ component: "bindings" }),
-      onEvent: (e) => ledger.observe(bindingKey(e.object), e.object.metadata.resourceVersion, e.type === "DELETED" ? undefined : bindingLoad(e.object as AnyResourceBinding), Date.now(), { initial: e.initial }),
-    });
+  const bindingInformer = ledger && bindingLoads({ store: deps.store, ledger, log: log.child({ component: "bindings" }) });
   const newController = () => withMetrics(createController({
     reconciler: bindingScheduler({ store: deps.bindings ?? deps.store, clusters, estimates, ledger, tracker, seen, metrics, settings: s, clock: deps.clock }),
     sql: deps.sql,
