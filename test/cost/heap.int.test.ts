@@ -46,8 +46,8 @@ const ROUNDS = 3;
  * The key-only caches cost little to fill but vary more from round to round (when the GC
  * replaces a concatenated key by its flat copy is not fixed): more rounds for their median.
  */
-const KEY_ROUNDS = 7;
-const N = { bindings: 4000, clusters: 1000, roleBindings: 3000, memberObjects: 3000, keys: 20_000 };
+const KEY_ROUNDS = 5;
+const N = { bindings: 3000, clusters: 500, roleBindings: 3000, memberObjects: 2000, keys: 20_000 };
 
 v8.setFlagsFromString("--expose-gc");
 const gc = (globalThis.gc ?? runInNewContext("gc")) as () => void;
