@@ -1,7 +1,9 @@
 -- The write wakes the relay and the watches itself: a NOTIFY on `flotilla_outbox` in the
 -- batch's own transaction, delivered when it commits, instead of a statement (and a transaction,
--- and a transaction id) of its own after it. Postgres folds the notifications of one transaction
--- into one. Otherwise as migration 010.
+-- and a transaction id) of its own after it. Its payload says what the batch wrote,
+-- `<resourceVersion> <group/Kind>,<group/Kind>…`, so that a watch of other kinds need not poll
+-- (`*` for any kind: a delete, or a write of an object being deleted, may cascade to its
+-- dependents, whatever their kind). Otherwise as migration 010.
 CREATE OR REPLACE FUNCTION flotilla_write_batch(p_ops jsonb)
 RETURNS TABLE (i int, code text, rv text, body jsonb)
 LANGUAGE plpgsql AS $$
@@ -13,6 +15,8 @@ DECLARE
   v_traced boolean := false;
   v_actor text := '';
   v_wrote boolean := false;
+  v_kinds text[] := '{}';
+  v_any boolean := false;
 BEGIN
   FOR op IN SELECT value FROM jsonb_array_elements(p_ops) LOOP
     PERFORM flotilla_lock(op ->> 'gk', op ->> 'ns', op ->> 'name');
@@ -32,7 +36,14 @@ BEGIN
       PERFORM set_config('flotilla.actor', v_actor, true);
     END IF;
     r := flotilla_apply(v_rv, op);
-    v_wrote := v_wrote OR r.code = 'ok';
+    IF r.code = 'ok' THEN
+      v_wrote := true;
+      IF op ->> 'op' = 'delete' OR (r.body -> 'metadata' ? 'deletionTimestamp') THEN
+        v_any := true;
+      ELSIF NOT (op ->> 'gk') = ANY(v_kinds) THEN
+        v_kinds := v_kinds || (op ->> 'gk');
+      END IF;
+    END IF;
     i := k;
     code := r.code;
     rv := r.rv;
@@ -40,5 +51,8 @@ BEGIN
     RETURN NEXT;
     k := k + 1;
   END LOOP;
-  IF v_wrote THEN PERFORM pg_notify('flotilla_outbox', ''); END IF;
+  IF v_wrote THEN
+    PERFORM pg_notify('flotilla_outbox', v_rv::text || ' ' ||
+      CASE WHEN v_any OR length(array_to_string(v_kinds, ',')) > 7000 THEN '*' ELSE array_to_string(v_kinds, ',') END);
+  END IF;
 END $$;

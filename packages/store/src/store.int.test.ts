@@ -1,7 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { freshDatabase, eventually, sleep, type TestDatabase } from "@flotilla/testkit";
-import { ObjectStore, type ListOptions, type ListResult, type WatchEvent } from "@flotilla/store";
+import { ObjectStore, parseOutboxNotice, type ListOptions, type ListResult, type WatchEvent } from "@flotilla/store";
 import { matchesRequirements, parseSelector, type BadRequestError, type InvalidError, type KubeObject } from "@flotilla/api";
 
 const cm = (name: string, data: Record<string, string> = { a: "1" }, extra: Partial<KubeObject["metadata"]> = {}): KubeObject => ({
@@ -33,6 +33,22 @@ describe("object store", () => {
     assert.equal(o.metadata.generation, 1);
     assert.match(o.metadata.resourceVersion!, /^\d+$/);
     assert.deepEqual(await store.get({ gk: "apps/Deployment", namespace: "default", name: "web" }), o);
+  });
+
+  test("a write's NOTIFY names its resourceVersion and kinds; a delete names any kind (it may cascade)", async () => {
+    const notices: string[] = [];
+    const l = await db.sql.listen("flotilla_outbox", (p) => void notices.push(p));
+    try {
+      const [a] = await Promise.all([store.create(cm("notice-a")), store.create(deploy("notice-d"))]);
+      await store.delete({ gk: "/ConfigMap", namespace: "default", name: "notice-a" });
+      await eventually(() => notices.length >= 2, { timeoutMs: 5000 });
+      const written = notices.map(parseOutboxNotice);
+      assert.ok(written.some((n) => n.rv === BigInt(a!.metadata.resourceVersion!) && n.kinds?.includes("/ConfigMap")), JSON.stringify(notices));
+      assert.ok(written.every((n) => n.rv !== undefined));
+      assert.deepEqual(written.at(-1)!.kinds, undefined, "the delete's notice is for any kind");
+    } finally {
+      await l.unlisten();
+    }
   });
 
   test("a write whose expected resourceVersion is no number is a Conflict, and the writes batched with it succeed", async () => {

@@ -688,7 +688,20 @@ export class ObjectStore {
     let cursorRv = fromRv;
     const LAST_ID = "9223372036854775807";
     let cursorId = LAST_ID; // everything at the starting resourceVersion has been seen
-    const waiter = new OutboxWaiter(this.sql, opts.signal);
+    // the newest write of a watched kind that a NOTIFY announced and no poll has shown yet (a
+    // transaction begun before it and still open holds the snapshot's xmin below it): until
+    // then a notice of any kind is a reason to poll again, as it may come from that transaction
+    const want = gks ? new Set(gks) : undefined;
+    let awaited = 0n;
+    const waiter = new OutboxWaiter(this.sql, opts.signal, (payload) => {
+      const note = parseOutboxNotice(payload);
+      if (!want || !note.kinds || note.kinds.some((k) => want.has(k))) {
+        if (note.rv === undefined) awaited = -1n;
+        else if (awaited >= 0n && note.rv > awaited) awaited = note.rv;
+        return true;
+      }
+      return awaited !== 0n;
+    });
     try {
       while (!opts.signal?.aborted) {
         // The rows of the watched kinds after the cursor, and the snapshot's xmin: every row below
@@ -715,11 +728,12 @@ export class ObjectStore {
           if (matchesRequirements(r.object.metadata.labels, reqs)) yield { type: r.type, object: this.open(r.object) };
         }
         const below = rows[0] ? BigInt(rows[0].xmin) - 1n : undefined;
+        if (below !== undefined && (awaited === -1n || awaited <= below)) awaited = 0n;
         if (n < TAIL_BATCH && below !== undefined && below >= BigInt(cursorRv)) {
           cursorRv = String(below);
           cursorId = LAST_ID;
         }
-        if (n < TAIL_BATCH) await waiter.wait(n === 0 ? 250 : 20);
+        if (n < TAIL_BATCH) await waiter.wait(awaited !== 0n ? 20 : 250);
       }
     } finally {
       waiter.close();
@@ -789,45 +803,72 @@ export class ObjectStore {
   }
 }
 
-/** Wakes a watch loop on outbox NOTIFY, or after a timeout. One LISTEN per store connection pool. */
+/**
+ * What a NOTIFY on flotilla_outbox says (migration 012): the writing transaction's
+ * resourceVersion and the kinds it wrote; `kinds` undefined: any kind (`*`, or a payload in no
+ * known form, as a NOTIFY sent by hand).
+ */
+export function parseOutboxNotice(payload: string): { rv?: bigint; kinds?: string[] } {
+  const m = /^(\d+) (\S+)$/.exec(payload);
+  if (!m) return {};
+  return { rv: BigInt(m[1]!), ...(m[2] === "*" ? {} : { kinds: m[2]!.split(",") }) };
+}
+
+/**
+ * Wakes a watch loop on an outbox NOTIFY that `relevant` accepts, or after a timeout. A notice
+ * that comes while the loop is not waiting (it is polling) is kept for its next wait. One LISTEN
+ * per store connection pool.
+ */
 class OutboxWaiter {
-  private static listeners = new WeakMap<Sql, { waiters: Set<() => void>; ready: Promise<unknown> }>();
+  private static listeners = new WeakMap<Sql, { waiters: Set<(payload: string) => void>; ready: Promise<unknown> }>();
   private wake?: () => void;
-  private readonly entry: { waiters: Set<() => void>; ready: Promise<unknown> };
+  private pending = false;
+  private readonly entry: { waiters: Set<(payload: string) => void>; ready: Promise<unknown> };
+  private readonly onNotice = (payload: string) => {
+    if (!this.relevant(payload)) return;
+    if (this.wake) this.wake();
+    else this.pending = true;
+  };
 
   constructor(
     sql: Sql,
-    private readonly signal?: AbortSignal,
+    private readonly signal: AbortSignal | undefined,
+    private readonly relevant: (payload: string) => boolean,
   ) {
     let entry = OutboxWaiter.listeners.get(sql);
     if (!entry) {
-      const waiters = new Set<() => void>();
-      const ready = sql.listen("flotilla_outbox", () => {
-        for (const w of [...waiters]) w();
+      const waiters = new Set<(payload: string) => void>();
+      const ready = sql.listen("flotilla_outbox", (payload) => {
+        for (const w of [...waiters]) w(payload);
       }).catch(() => undefined);
       entry = { waiters, ready };
       OutboxWaiter.listeners.set(sql, entry);
     }
     this.entry = entry;
+    entry.waiters.add(this.onNotice);
   }
 
   async wait(ms: number): Promise<void> {
     await this.entry.ready;
+    if (this.pending || this.signal?.aborted) {
+      this.pending = false;
+      return;
+    }
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(t);
-        this.entry.waiters.delete(done);
+        this.wake = undefined;
         this.signal?.removeEventListener("abort", done);
         resolve();
       };
       const t = setTimeout(done, ms);
-      this.entry.waiters.add(done);
       this.signal?.addEventListener("abort", done, { once: true });
       this.wake = done;
     });
   }
 
   close() {
+    this.entry.waiters.delete(this.onNotice);
     this.wake?.();
   }
 }
