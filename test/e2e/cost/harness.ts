@@ -65,11 +65,13 @@ export interface PhaseCost {
   outboxBytes: number;
   /** Row writes by table. */
   tables: Record<string, number>;
+  /** Object writes (outbox rows) by kind and type, e.g. "work.karmada.io/Work MODIFIED". */
+  writes: Record<string, number>;
   /** The statements called most, with their calls. */
   topStatements: [string, number][];
 }
 
-export type Measure = Exclude<keyof PhaseCost, "deployments" | "ms" | "tables" | "topStatements">;
+export type Measure = Exclude<keyof PhaseCost, "deployments" | "ms" | "tables" | "writes" | "topStatements">;
 export const MEASURES: readonly Measure[] = ["transactions", "writeTransactions", "rowWrites", "statements", "natsMessages", "outboxRows", "outboxBytes"];
 
 export interface CostResult {
@@ -224,7 +226,8 @@ export async function measureCost(o: CostOptions): Promise<CostResult> {
     services = undefined;
     const outbox = async (from: bigint, to: bigint) => {
       const [r] = await db!.sql<{ n: number; b: string }[]>`SELECT count(*)::int AS n, coalesce(sum(pg_column_size(object)), 0)::text AS b FROM outbox WHERE rv >= ${from.toString()} AND rv < ${to.toString()}`;
-      return { outboxRows: r!.n, outboxBytes: Number(r!.b) };
+      const kinds = await db!.sql<{ k: string; n: number }[]>`SELECT gk || ' ' || type AS k, count(*)::int AS n FROM outbox WHERE rv >= ${from.toString()} AND rv < ${to.toString()} GROUP BY 1 ORDER BY 2 DESC`;
+      return { outboxRows: r!.n, outboxBytes: Number(r!.b), writes: Object.fromEntries(kinds.map((k) => [k.k, k.n])) };
     };
     const notReady = (
       await db.sql<{ name: string }[]>`SELECT name FROM objects WHERE gk = 'apps/Deployment' AND namespace = ${NS}
