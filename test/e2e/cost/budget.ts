@@ -36,19 +36,19 @@ export interface StackBudget {
 
 export const ONE_REPLICA: StackBudget = {
   burst: {
-    transactions: { max: 24, why: "measured 18.1: batched reads by key, lists of a binding's Works, watch polls (each write wakes every watch), timer polls, the key locks (one statement for the tries of a moment)" },
+    transactions: { max: 20, why: "measured 14.7–16.1 (17.2–20.3 before the key locks shared statements and watches polled only for their kinds): batched reads by key, lists of a binding's Works, watch polls (each write wakes every watch), timer polls, the key locks (one statement for the tries of a moment)" },
     writeTransactions: { max: 4, why: "measured 3.2: object writes share commits (flotilla_write_batch, its NOTIFY inside), the relay's published marks" },
     rowWrites: { max: 80, why: "measured 68.7: 13.4 object writes × 3 rows (objects, outbox, outbox published_at), the indexes' share, a placement_history row" },
-    statements: { max: 24, why: "measured 19.7 (36.9 before the key locks shared statements): reads, writes, the relay's fetch and mark, watch polls, key locks" },
+    statements: { max: 21, why: "measured 16.1–17.9 (32.1–36.9 before the key locks shared statements, 19.7 before watches polled only for their kinds): lists of a binding's Works and of the override policies (≈ 7.5), reads, writes, the relay's fetch and mark, watch polls, key locks" },
     natsMessages: { max: 2.2, why: "measured 1.8 (0.6–1.3 while writes NOTIFYed once per tick of a process: now once per commit, the relay runs more often with fewer rows); up to 256 wake-ups of one kind a message" },
     outboxRows: { max: 15, why: "measured 13.4 object writes (see above)" },
     outboxBytes: { max: 26_000, why: "measured 21,800: the whole object in every outbox row, Works carrying the Deployment manifest" },
   },
   single: {
-    transactions: { max: 200, why: "measured 158: nothing shares a commit; every write wakes every watch (a poll each), each reconcile locks its key" },
+    transactions: { max: 135, why: "measured 94–111 (159–172 before): nothing shares a commit; each reconcile locks its key; a watch polls for each write of its kinds" },
     writeTransactions: { max: 44, why: "measured 36.6 (45.7–48.7 with a NOTIFY statement after each write): 19 object writes, the relay's published marks, timers" },
     rowWrites: { max: 125, why: "measured 110.6: 19 object writes × 3 rows, timers, a placement_history row" },
-    statements: { max: 200, why: "measured 169.8 (209–216 before): the watch polls, batched reads, writes, key locks, the relay" },
+    statements: { max: 150, why: "measured 107–124 (209–216 before the key locks and the kinds in the NOTIFY): batched reads, lists, writes, key locks, the relay, watch polls" },
     natsMessages: { max: 18, why: "measured 15.2: one message per relay pass and kind" },
     outboxRows: { max: 21, why: "measured 18.9 object writes" },
     outboxBytes: { max: 36_000, why: "measured 31,900: as in a burst, over more writes" },
@@ -58,19 +58,19 @@ export const ONE_REPLICA: StackBudget = {
 /** Three processes of every service on one database and stream. */
 export const THREE_REPLICAS: StackBudget = {
   burst: {
-    transactions: { max: 46, why: "measured 37.4 (48.1 before the key locks shared statements): three of every watch and timer poller, a key another replica holds tried again" },
+    transactions: { max: 36, why: "measured 28.1 (48.1 before the key locks shared statements, 37.4 before watches polled only for their kinds): three of every watch and timer poller, a key another replica holds tried again" },
     writeTransactions: { max: 7, why: "measured 5.5: writes of three processes share fewer batches" },
     rowWrites: { max: 90, why: "measured 76.0: 14.5 object writes × 3 rows and more timers" },
-    statements: { max: 52, why: "measured 42.3 (89.4 before): as one replica, three times the polls" },
+    statements: { max: 40, why: "measured 31.8 (89.4 before the key locks, 42.3 before the kinds in the NOTIFY): as one replica, three times the polls" },
     natsMessages: { max: 3.2, why: "measured 2.6: three relays' worth of smaller passes (one is active at a time)" },
     outboxRows: { max: 16.5, why: "measured 14.5 object writes: replicas split a key's status changes into more writes" },
     outboxBytes: { max: 28_000, why: "measured 23,800" },
   },
   single: {
-    transactions: { max: 330, why: "measured 267 (324 before)" },
+    transactions: { max: 200, why: "measured 147 (324 before the key locks, 267 before the kinds in the NOTIFY)" },
     writeTransactions: { max: 62, why: "measured 50.9" },
     rowWrites: { max: 150, why: "measured 129.5" },
-    statements: { max: 400, why: "measured 329 (384 before): three of every watch poll per write" },
+    statements: { max: 240, why: "measured 189 (384 before the key locks, 329 before the kinds in the NOTIFY)" },
     natsMessages: { max: 20, why: "measured 16.9" },
     outboxRows: { max: 23, why: "measured 20.4" },
     outboxBytes: { max: 40_000, why: "measured 35,100" },
