@@ -5,7 +5,7 @@ import type { Sql } from "@flotilla/store";
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from "./backoff.js";
 import { classifyFailure, coveredByFailure, failureSignature, newerVersion, nextStreak, type FailureStreak } from "./classify.js";
 import { ControllerMetrics, type ControllerSnapshot, type ErrorReason } from "./metrics.js";
-import { WorkQueue } from "./queue.js";
+import { WorkQueue, type Lane } from "./queue.js";
 import type { Reconciler, Result } from "./result.js";
 import type { KeyLocks } from "@flotilla/store";
 import { DurableTimers } from "./timers.js";
@@ -235,9 +235,9 @@ class ControllerImpl implements Controller {
     this.pump();
   }
 
-  add(key: string): void {
+  add(key: string, lane: Lane = "change"): void {
     if (this.state === "stopping" || this.state === "stopped") return;
-    if (this.queue.add(key)) this.pump();
+    if (this.queue.add(key, lane)) this.pump();
   }
 
   enqueue(key: string, hint?: WakeHint): Promise<void> {
@@ -269,7 +269,8 @@ class ControllerImpl implements Controller {
             parked++;
             continue;
           }
-          this.add(key);
+          // not news: after the changes waiting and beside them (see WorkQueue)
+          this.add(key, "bulk");
         }
         this.metrics.resyncs++;
         this.log.debug({ keys: keys.length, parked }, "resync");
