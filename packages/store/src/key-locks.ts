@@ -62,6 +62,9 @@ interface Try {
   reject: (e: unknown) => void;
 }
 
+/** Locks whose linger ends this close to a give-back go with it (rather than in a statement of their own a moment later). */
+const LINGER_SLACK_MS = 5;
+
 /** An int4[] literal (an empty JS array would be sent as an empty string). */
 const intArray = (xs: readonly number[]) => `{${xs.join(",")}}`;
 
@@ -114,7 +117,7 @@ export function keyLocks(sql: Sql, o: KeyLockOptions = {}): KeyLocks {
         lingering.delete(k);
         held.delete(k);
         settle(h);
-      } else if (give.length < over || now - h.idleSince! >= lingerMs) give.push([k, h]);
+      } else if (give.length < over || now - h.idleSince! >= lingerMs - LINGER_SLACK_MS) give.push([k, h]);
     }
     const tries = queued;
     queued = [];
