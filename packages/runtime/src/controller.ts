@@ -557,6 +557,8 @@ class ControllerImpl implements Controller {
     let failures = 0;
     const pollMs = this.cfg.timerPollMs;
     while (this.state === "running") {
+      // at the same instants as every other poller of the process: their claims share a statement (DurableTimers)
+      const aligned = () => pollMs - (Date.now() % pollMs);
       let wait = pollMs;
       try {
         // Bounded: after Postgres drops connections a postgres.js query can wait out its connect timeout.
@@ -572,8 +574,7 @@ class ControllerImpl implements Controller {
         if (keys.length > 0) this.log.debug({ keys: keys.length }, "timers fired");
         if (failures > 0) this.log.info({ failures }, "timer poller recovered");
         failures = 0;
-        if (keys.length >= 1000) wait = 0;
-        else if (nextMs !== null) wait = Math.max(0, Math.min(pollMs, Math.ceil(nextMs)));
+        wait = keys.length >= 1000 ? 0 : Math.max(0, Math.min(aligned(), nextMs === null ? pollMs : Math.ceil(nextMs)));
       } catch (e) {
         failures++;
         wait = backoffDelay(failures, { baseMs: pollMs, maxMs: 10_000 });

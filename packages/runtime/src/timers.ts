@@ -1,4 +1,49 @@
-import { Batcher, TimerRows, type Sql } from "@flotilla/store";
+import { Batcher, TimerRows, claimDueTimers, type Sql } from "@flotilla/store";
+
+interface ClaimAsk {
+  controller: string;
+  leaseMs: number;
+  limit: number;
+}
+type Claimed = { keys: string[]; nextMs: number | null };
+
+/**
+ * The claims of every controller on one pool that poll at the same moment go out in one statement
+ * (controller.ts aligns the pollers' waits to the same instants). A controller named twice in one
+ * batch (replicas simulated in one process) claims in a statement of its own, as alone.
+ */
+const claimers = new WeakMap<Sql, Batcher<ClaimAsk, Claimed>>();
+function claimerFor(sql: Sql): Batcher<ClaimAsk, Claimed> {
+  let b = claimers.get(sql);
+  if (!b) {
+    b = new Batcher<ClaimAsk, Claimed>(
+      async (asks) => {
+        const out: Claimed[] = new Array<Claimed>(asks.length);
+        let rest = asks.map((a, i) => ({ a, i }));
+        while (rest.length > 0) {
+          const names = new Set<string>();
+          const now: typeof rest = [];
+          const later: typeof rest = [];
+          for (const x of rest) {
+            if (names.has(x.a.controller)) later.push(x);
+            else {
+              names.add(x.a.controller);
+              now.push(x);
+            }
+          }
+          rest = later;
+          const limit = Math.max(...now.map(({ a }) => a.limit));
+          const got = await claimDueTimers(sql, now.map(({ a }) => a), limit);
+          now.forEach(({ i }, j) => (out[i] = got[j]!));
+        }
+        return out;
+      },
+      { maxBatch: 200, maxInFlight: 1 },
+    );
+    claimers.set(sql, b);
+  }
+  return b;
+}
 
 /**
  * Durable "come back after" timers of one controller: rows in `timers` (see `TimerRows`), so
@@ -19,7 +64,7 @@ export class DurableTimers {
   private readonly clearer: Batcher<string, void>;
 
   constructor(
-    sql: Sql,
+    private readonly sql: Sql,
     readonly controller: string,
     private readonly leaseMs: number,
   ) {
@@ -66,7 +111,7 @@ export class DurableTimers {
    * (null when there is none), in one round trip.
    */
   async claimDue(limit = 1000): Promise<{ keys: string[]; nextMs: number | null }> {
-    const due = await this.rows.claimDue(this.leaseMs, limit);
+    const due = await claimerFor(this.sql).submit({ controller: this.controller, leaseMs: this.leaseMs, limit });
     for (const k of due.keys) this.armed.add(k);
     return due;
   }

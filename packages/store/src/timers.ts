@@ -46,40 +46,47 @@ export class TimerRows {
     await this.sql`DELETE FROM timers WHERE controller = ${this.controller} AND key = ANY(${[...new Set(keys)]}::text[])`;
   }
 
-  /**
-   * Claims up to `limit` due timers by moving their due time `leaseMs` ahead (FOR UPDATE SKIP
-   * LOCKED: never a row another session is claiming), and reports how long until the next one not
-   * yet due (null when there is none), in one round trip.
-   */
-  async claimDue(leaseMs: number, limit: number): Promise<{ keys: string[]; nextMs: number | null }> {
-    const rows = await this.sql<{ key: string | null; next_ms: number | null }[]>`
-      WITH due AS (
-        SELECT key FROM timers
-        WHERE controller = ${this.controller} AND due_at <= now()
-        ORDER BY due_at LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      ), claimed AS (
-        UPDATE timers t SET due_at = now() + ${`${leaseMs} milliseconds`}::interval
-        FROM due WHERE t.controller = ${this.controller} AND t.key = due.key
-        RETURNING t.key
-      )
-      SELECT key, NULL::float8 AS next_ms FROM claimed
-      UNION ALL
-      SELECT NULL, (EXTRACT(EPOCH FROM min(due_at) - now()) * 1000)::float8
-      FROM timers WHERE controller = ${this.controller} AND due_at > now()`;
-    const keys: string[] = [];
-    let nextMs: number | null = null;
-    for (const r of rows) {
-      if (r.key !== null) keys.push(r.key);
-      else if (r.next_ms !== null) nextMs = r.next_ms;
-    }
-    return { keys, nextMs };
-  }
-
   /** Milliseconds until the key's timer is due (negative when overdue), or null when it has none. */
   async dueInMs(key: string): Promise<number | null> {
     const [r] = await this.sql<{ ms: number }[]>`
       SELECT (EXTRACT(EPOCH FROM due_at - now()) * 1000)::float8 AS ms FROM timers WHERE controller = ${this.controller} AND key = ${key}`;
     return r ? r.ms : null;
   }
+}
+
+/**
+ * Claims, per controller (each at most once in `asks`), up to `limit` due timers by moving their
+ * due time its `leaseMs` ahead (FOR UPDATE SKIP LOCKED: never a row another session is claiming),
+ * and reports how long until its next timer not yet due (null when there is none): in the order
+ * asked, in one round trip for all (the timer pollers of one process poll at the same moments).
+ */
+export async function claimDueTimers(sql: Sql, asks: readonly { controller: string; leaseMs: number }[], limit: number): Promise<{ keys: string[]; nextMs: number | null }[]> {
+  const rows = await sql<{ controller: string; key: string | null; next_ms: number | null }[]>`
+    WITH c AS (
+      SELECT * FROM unnest(${asks.map((a) => a.controller)}::text[], ${asks.map((a) => Math.max(0, Math.ceil(a.leaseMs)))}::float8[]) AS c(controller, lease_ms)
+    ), due AS (
+      SELECT d.controller, d.key FROM c CROSS JOIN LATERAL (
+        SELECT t.controller, t.key FROM timers t
+        WHERE t.controller = c.controller AND t.due_at <= now()
+        ORDER BY t.due_at LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ) d
+    ), claimed AS (
+      UPDATE timers t SET due_at = now() + make_interval(secs => c.lease_ms / 1000.0)
+      FROM due JOIN c ON c.controller = due.controller
+      WHERE t.controller = due.controller AND t.key = due.key
+      RETURNING t.controller, t.key
+    )
+    SELECT controller, key, NULL::float8 AS next_ms FROM claimed
+    UNION ALL
+    SELECT c.controller, NULL, (SELECT (EXTRACT(EPOCH FROM min(due_at) - now()) * 1000)::float8 FROM timers WHERE controller = c.controller AND due_at > now())
+    FROM c`;
+  const out = new Map(asks.map((a) => [a.controller, { keys: [] as string[], nextMs: null as number | null }]));
+  for (const r of rows) {
+    const o = out.get(r.controller);
+    if (!o) continue;
+    if (r.key !== null) o.keys.push(r.key);
+    else if (r.next_ms !== null) o.nextMs = r.next_ms;
+  }
+  return asks.map((a) => out.get(a.controller)!);
 }
