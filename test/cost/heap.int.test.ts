@@ -243,7 +243,8 @@ const conditionFields = { ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime
 function memberDeployment(i: number): KubeObject {
   const w = work(i);
   const o = desiredObject(w, w.spec!.workload!.manifests![0] as KubeObject) as KubeObject & { spec: Record<string, unknown> & { template: { spec: { containers: Record<string, unknown>[] } } } };
-  const now = "2026-11-29T08:00:02Z";
+  // one second apart: no two objects share a timestamp (the string pool gains nothing from them)
+  const now = new Date(Date.UTC(2026, 10, 29, 8) + i * 1000).toISOString().replace(".000Z", "Z");
   const replicas = (o.spec.replicas as number | undefined) ?? 1;
   const container = o.spec.template.spec.containers[0]!;
   return {

@@ -1,5 +1,6 @@
 import type { KubeObject } from "@flotilla/api";
 import type { MemberClient, WatchHandle } from "./client.js";
+import { StringPool } from "./string-pool.js";
 
 export type InformerEvent = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -45,6 +46,8 @@ export function cacheable(obj: KubeObject): KubeObject {
  */
 export class MemberInformer {
   private readonly items = new Map<string, KubeObject>();
+  /** The string values every object repeats, kept once (about a third of what the objects retain). */
+  private readonly strings = new StringPool();
   private stopped = false;
   private watch?: WatchHandle;
   private endWatch?: () => void;
@@ -115,7 +118,12 @@ export class MemberInformer {
   observe(obj: KubeObject): void {
     const k = keyOf(obj);
     const cur = this.items.get(k);
-    if (!cur || newer(obj, cur)) this.items.set(k, cacheable(obj));
+    if (!cur || newer(obj, cur)) this.items.set(k, this.keep(obj));
+  }
+
+  /** What the cache keeps of an object: `cacheable`, its repeated strings shared. */
+  private keep(obj: KubeObject): KubeObject {
+    return this.strings.intern(cacheable(obj));
   }
 
   /** Forgets an object the caller just deleted. */
@@ -181,7 +189,7 @@ export class MemberInformer {
     const { items, resourceVersion } = await this.o.client.list(this.o.apiVersion, this.o.kind, { labelSelector: this.o.labelSelector, timeoutMs: 30_000 });
     const seen = new Set<string>();
     for (const listed of items) {
-      const obj = cacheable(listed);
+      const obj = this.keep(listed);
       obj.apiVersion ??= this.o.apiVersion;
       obj.kind ??= this.o.kind;
       const k = keyOf(obj);
@@ -222,7 +230,7 @@ export class MemberInformer {
                 return finish();
               }
               if (type === "BOOKMARK" || !watched?.metadata) return;
-              const obj = cacheable(watched);
+              const obj = this.keep(watched);
               obj.apiVersion ??= this.o.apiVersion;
               obj.kind ??= this.o.kind;
               const k = keyOf(obj);
