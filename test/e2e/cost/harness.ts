@@ -30,6 +30,7 @@ import { ProcessLogs } from "../../load/lib/logs.js";
 import { clusterPods } from "../../load/lib/members.js";
 import { streamMessages } from "../../load/lib/counters.js";
 import { controllersBusy } from "../../load/lib/metrics.js";
+import { dividedPolicy, loadDeployment } from "../../load/lib/objects.js";
 import { bearer, deleteStream, gatewayFetch, isolatedEnv, joinAndWaitReady, SERVICE_NAMES, startServices, startSimulatorProcess, type Services, type SimulatorProcess } from "../../load/lib/stack.js";
 import { pool, sleep } from "../../load/lib/stats.js";
 
@@ -97,32 +98,9 @@ interface Reading {
 
 const NS = "cost";
 
-function deployment(name: string, replicas: number) {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: NS, labels: { app: name } },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "app", image: "nginx", resources: { requests: { cpu: "100m", memory: "64Mi" } } }] } },
-    },
-  };
-}
-
+const deployment = (name: string, replicas: number) => loadDeployment({ namespace: NS, name, replicas });
 /** The e2e runner's policy: Divided, weighted by available replicas, exactly two clusters per binding. */
-const POLICY = {
-  apiVersion: "policy.karmada.io/v1alpha1",
-  kind: "ClusterPropagationPolicy",
-  metadata: { name: "cost" },
-  spec: {
-    resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", namespace: NS }],
-    placement: {
-      replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted", weightPreference: { dynamicWeight: "AvailableReplicas" } },
-      spreadConstraints: [{ spreadByField: "cluster", maxGroups: 2, minGroups: 2 }],
-    },
-  },
-};
+const POLICY = dividedPolicy({ name: "cost", namespaces: [NS] });
 
 export async function measureCost(o: CostOptions): Promise<CostResult> {
   const log = o.log ?? (() => {});

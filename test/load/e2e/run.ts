@@ -17,6 +17,7 @@ import { milliValue, value, type KubeObject } from "@flotilla/api";
 import { freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import { backendCpu, backendCpuDelta, consumerDeliveries, dbTransactions, outboxWrites, streamMessages, type ConsumerCount } from "../lib/counters.js";
 import { ProcessLogs } from "../lib/logs.js";
+import { dividedPolicy, loadDeployment } from "../lib/objects.js";
 import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
 import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
 import { PipelineTracker, STAGES, worksMatch, type TemplateState } from "../lib/pipeline.js";
@@ -120,37 +121,8 @@ const PHASE1_LABEL: Record<(typeof PHASE1)[number], string> = {
 // ---------------------------------------------------------------------------------------------
 // objects
 
-function deployment(ns: string, name: string, replicas: number): KubeObject {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: ns, labels: { app: name } },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "app", image: "nginx", resources: { requests: { cpu: S.cpu, memory: S.memory } } }] } },
-    },
-  };
-}
-
-/** One ClusterPropagationPolicy for every load namespace (a PropagationPolicy only selects in its own namespace). */
-function policy(): KubeObject {
-  return {
-    apiVersion: "policy.karmada.io/v1alpha1",
-    kind: "ClusterPropagationPolicy",
-    metadata: { name: "load-e2e" },
-    spec: {
-      resourceSelectors: [...namespaces, PROBE_NS].map((namespace) => ({ apiVersion: "apps/v1", kind: "Deployment", namespace })),
-      placement: {
-        replicaScheduling: { replicaSchedulingType: "Divided", replicaDivisionPreference: "Weighted", weightPreference: { dynamicWeight: "AvailableReplicas" } },
-        spreadConstraints: [{ spreadByField: "cluster", maxGroups: 2, minGroups: 2 }],
-        ...(S.failover
-          ? { clusterTolerations: ["cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable"].map((key) => ({ key, operator: "Exists", effect: "NoExecute", tolerationSeconds: 0 })) }
-          : {}),
-      },
-    },
-  };
-}
+const deployment = (ns: string, name: string, replicas: number) => loadDeployment({ namespace: ns, name, replicas, cpu: S.cpu, memory: S.memory });
+const policy = () => dividedPolicy({ name: "load-e2e", namespaces: [...namespaces, PROBE_NS], ...(S.failover ? { noExecuteTolerationSeconds: 0 } : {}) });
 
 /** POST through the gateway as the stack's administrator. */
 async function post(gw: GatewayAccess, p: string, body: unknown): Promise<Response> {
