@@ -128,7 +128,7 @@ export async function runService<S extends Schema>(name: string, schema: S, star
   // not reachable (yet): wait; refused (class 28: credentials, 3D000: no such database): exit
   const unreachable = (e: unknown) => isConnectionLost(e) && !/^(28|3D)/.test(String((e as { code?: unknown }).code));
   try {
-    const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE }), unreachable);
+    const db = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: cfg.DATABASE_POOL_SIZE, applicationName: `flotilla-${name}` }), unreachable);
     const metrics = new Metrics();
     const tracing = cfg.OTEL_EXPORTER_OTLP_ENDPOINT ? startTracing({ service: name, endpoint: cfg.OTEL_EXPORTER_OTLP_ENDPOINT }) : undefined;
     const store = new ObjectStore(db.sql, {
@@ -140,7 +140,7 @@ export async function runService<S extends Schema>(name: string, schema: S, star
       actor: `service:${name}`,
     });
     // the relay reads and marks the outbox on a pool of its own, so it never queues behind the service's writes
-    const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false }), unreachable);
+    const relayDb = await untilReachable("postgres", log, () => openDatabase({ url: cfg.DATABASE_URL, max: 2, create: false, migrate: false, applicationName: `flotilla-${name}-relay` }), unreachable);
     // waitOnFirstConnect: NATS not up yet is retried like a later disconnect, forever
     const waiting = setTimeout(() => log.warn({ servers: cfg.NATS_URL }, "nats not reachable; retrying"), 2000);
     const auth = natsAuthOptions({ user: cfg.NATS_USER, password: cfg.NATS_PASSWORD, token: cfg.NATS_TOKEN, credsFile: cfg.NATS_CREDS_FILE || undefined });

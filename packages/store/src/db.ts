@@ -18,6 +18,8 @@ export interface OpenOptions {
   create?: boolean;
   /** Apply pending migrations (default true). */
   migrate?: boolean;
+  /** Shown in pg_stat_activity (default "flotilla"). */
+  applicationName?: string;
 }
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/", import.meta.url));
@@ -25,7 +27,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations/", import.meta.url))
 /** Opens the pool, creating the database and applying migrations as needed. */
 export async function openDatabase(o: OpenOptions): Promise<Database> {
   if (o.create !== false) await ensureDatabase(o.url);
-  const sql = createClient(o.url, { max: o.max ?? 8 });
+  const sql = createClient(o.url, { max: o.max ?? 8, ...(o.applicationName ? { applicationName: o.applicationName } : {}) });
   try {
     if (o.migrate !== false) await migrate(sql);
     // the first query read the array types; reconnects need not read them again (see driver.ts)
