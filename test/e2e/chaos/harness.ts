@@ -13,6 +13,7 @@ import { loadConfigFile, startSimulator, type Simulator } from "@flotilla/member
 import { openDatabase } from "@flotilla/store";
 import { freshDatabase, sleep, uniqueName, type NatsServer, type PostgresServer, type TestDatabase } from "@flotilla/testkit";
 import { ProcessLogs } from "../../load/lib/logs.js";
+import { loadDeployment } from "../../load/lib/objects.js";
 import { SERVICE_NAMES, bearer, deleteStream, isolatedEnv, joinAndWaitReady, root, startServices, waitReady, type ServiceName, type Services } from "../../load/lib/stack.js";
 import { KNOBS } from "../failover/harness.js";
 import { ProcessLedger, settled, snapshot, violations, type Expected, type World } from "./invariants.js";
@@ -160,16 +161,7 @@ const policy = {
   },
 };
 
-const deployment = (d: Expected) => ({
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: d.name, namespace: d.namespace, labels: { app: d.name } },
-  spec: {
-    replicas: d.replicas,
-    selector: { matchLabels: { app: d.name } },
-    template: { metadata: { labels: { app: d.name } }, spec: { containers: [{ name: "app", image: "nginx", resources: { requests: { cpu: "50m", memory: "64Mi" } } }] } },
-  },
-});
+const deployment = (d: Expected) => loadDeployment({ namespace: d.namespace, name: d.name, replicas: d.replicas, cpu: "50m" });
 
 /** Polls until `check` is true; errors (a backend down) count as not yet; `fatal` returns a reason to stop waiting. */
 async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, fatal: () => string | undefined = () => undefined): Promise<void> {
