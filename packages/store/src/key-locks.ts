@@ -51,13 +51,12 @@ interface Held {
   lock: number;
   /** Since when it is held by no run (performance.now()), and who waits for it to be given back. */
   idleSince?: number;
-  released?: (() => void)[];
+  released?: () => void;
 }
 
 interface Try {
   id: string;
   lock: number;
-  session: number;
   resolve: (ok: boolean) => void;
   reject: (e: unknown) => void;
 }
@@ -102,7 +101,7 @@ export function keyLocks(sql: Sql, o: KeyLockOptions = {}): KeyLocks {
     }, Math.max(0, ms));
   };
   const settle = (h: Held) => {
-    for (const r of h.released ?? []) r();
+    h.released?.();
     h.released = undefined;
   };
 
@@ -187,7 +186,7 @@ export function keyLocks(sql: Sql, o: KeyLockOptions = {}): KeyLocks {
         again.count++;
         return true;
       }
-      const p = new Promise<boolean>((resolve, reject) => queued.push({ id: k, lock: lockKey(k), session, resolve, reject }));
+      const p = new Promise<boolean>((resolve, reject) => queued.push({ id: k, lock: lockKey(k), resolve, reject }));
       pending.set(k, p);
       schedule();
       try {
@@ -207,7 +206,7 @@ export function keyLocks(sql: Sql, o: KeyLockOptions = {}): KeyLocks {
       }
       h.idleSince = performance.now();
       lingering.set(k, h);
-      const given = new Promise<void>((resolve) => (h.released = [resolve]));
+      const given = new Promise<void>((resolve) => (h.released = resolve));
       if (lingerMs === 0 || lingering.size > maxLingering) schedule();
       else wakeAt(lingerMs);
       return given;
