@@ -201,16 +201,25 @@ describe("every service's metrics", () => {
     }
   });
 
-  test("Prometheus in docker compose scrapes each service where compose serves its /metrics", () => {
-    type Service = { environment?: Record<string, string>; volumes?: string[]; profiles?: string[] };
+  test("docker compose runs two replicas of each controller service and Prometheus scrapes every replica where compose serves its /metrics", () => {
+    type Service = { environment?: Record<string, string>; volumes?: string[]; profiles?: string[]; deploy?: { replicas?: number }; ports?: string[] };
     const compose = parse(readFileSync(path.join(root, "docker-compose.yml"), "utf8")) as { services: Record<string, Service> };
-    const prom = parse(readFileSync(path.join(root, "deploy/prometheus/prometheus.yml"), "utf8")) as { scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }> };
+    type Job = { job_name: string; static_configs?: unknown; dns_sd_configs?: Array<{ names: string[]; type?: string; port: number }> };
+    const prom = parse(readFileSync(path.join(root, "deploy/prometheus/prometheus.yml"), "utf8")) as { scrape_configs: Job[] };
     const jobs = prom.scrape_configs.map((j) => j.job_name).sort();
     assert.deepEqual(jobs, ["binding", "eviction", "execution", "scheduler", "taint-manager"]);
     for (const j of prom.scrape_configs) {
-      const [host, port] = j.static_configs[0]!.targets[0]!.split(":");
-      assert.equal(host, j.job_name);
-      assert.equal(compose.services[host!]?.environment?.PORT, port, `${host} listens on ${port}`);
+      const svc = compose.services[j.job_name];
+      assert.ok((svc?.deploy?.replicas ?? 1) >= 2, `${j.job_name} runs ${svc?.deploy?.replicas ?? 1} replica(s)`);
+      // a fixed host port can be published by one replica only
+      for (const p of svc?.ports ?? []) assert.match(p, /^127\.0\.0\.1:(\d+-\d+)?:\d+$/, `${j.job_name}: ${p} is not a free or ranged host port on loopback`);
+      // one static target would reach one replica: the service's name through DNS, one target per replica address
+      assert.equal(j.static_configs, undefined, `${j.job_name}: a static target scrapes one replica`);
+      const sd = j.dns_sd_configs?.[0];
+      assert.ok(sd, `${j.job_name}: no DNS service discovery`);
+      assert.deepEqual(sd.names, [j.job_name]);
+      assert.equal(sd.type ?? "SRV", "A", "compose's DNS answers A records, one per replica");
+      assert.equal(svc?.environment?.PORT, String(sd.port), `${j.job_name} listens on ${sd.port}`);
     }
     assert.deepEqual(compose.services.grafana?.profiles, ["observability"], "an opt-in profile: a plain `up` is unchanged");
     assert.ok(compose.services.grafana?.volumes?.some((v) => v.startsWith("./deploy/grafana/flotilla.json:")));

@@ -24,7 +24,7 @@ export const configSchema = {
   MEMBER_WATCH_TIMEOUT: duration("5m", "member watches end after this and the informer lists again"),
   ESTIMATOR_TIMEOUT: duration("3s", "upper bound of one estimator call when the caller's deadline is later"),
   MEMBER_ALLOW_HTTP: oneOf(["none", "loopback", "any"] as const, "none", "plain-http spec.apiEndpoint allowed (the member's token then travels in clear): none, loopback (a local simulator) or any; https is always allowed, link-local addresses never"),
-  MEMBER_SHARDING: bool(false, "each member cluster is probed, watched and applied by one execution replica at a time, by lease (false: every replica works on every member)"),
+  MEMBER_SHARDING: bool(true, "each member cluster is probed, watched and applied by one execution replica at a time, by lease, so a scaled Deployment shares the member load without copying a flag (false: every replica works on every member)"),
   MEMBER_LEASE_DURATION: duration("10s", "a replica that stops renewing (dead, or cut off from Postgres) has its members taken over after this; it stops working on them MEMBER_LEASE_RENEW_INTERVAL earlier"),
   MEMBER_LEASE_RENEW_INTERVAL: duration("2s", "time between two lease rounds of a replica (heartbeat, rebalance, renewal); at most a third of MEMBER_LEASE_DURATION is used"),
   REPLICA_NAME: str("", "this replica's name among the execution replicas (unique; kept across its restarts); empty: <host name>-<PORT>"),
