@@ -39,7 +39,6 @@ const values: Array<[string, string, number, number]> = [
   ["a negative amount rounds toward positive infinity", "-1.5", -1, -1500],
   ["an explicit plus sign is allowed", "+3", 3, 3000],
   ["zero is zero", "0", 0, 0],
-  ["surrounding spaces are ignored", " 4 ", 4, 4000],
 ];
 for (const [name, text, value, milli] of values) {
   test(name, () => {
@@ -58,6 +57,10 @@ const invalid: Array<[string, string]> = [
   ["words are rejected", "abc"],
   ["a prototype property name is not a suffix", "1toString"],
   ["two dots are rejected", "1.2.3"],
+  ["a trailing space is refused, as Kubernetes' ParseQuantity refuses it", "1Gi "],
+  ["a leading space is refused", " 4"],
+  ["a trailing tab or newline is refused", "100m\t"],
+  ["a newline after the number is refused", "2\n"],
 ];
 for (const [name, text] of invalid) {
   test(name, () => {

@@ -60,9 +60,9 @@ function build(num: bigint, scale: number): Quantity {
 }
 
 function parseUncached(text: string): Quantity {
-  const s = text.trim();
-  const m = NUMBER_RE.exec(s);
-  if (!m || s === "") throw new QuantityError(text);
+  // strict as Kubernetes' ParseQuantity: no surrounding whitespace ("1Gi " is not a quantity)
+  const m = NUMBER_RE.exec(text);
+  if (!m || text === "") throw new QuantityError(text);
   const [, sign, whole = "", frac, suffix = ""] = m;
   if (whole === "" && (frac === undefined || frac === "")) throw new QuantityError(text);
   const digits = whole + (frac ?? "");

@@ -60,6 +60,7 @@ test("quantityErrors accepts what Kubernetes writes and names the reason otherwi
   for (const q of ["100m", "1.5", "128Mi", "1G", "2e3", 3, 0, "0"]) assert.deepEqual(quantityErrors(q, "q"), [], String(q));
   assert.equal(quantityErrors(true, "q")[0]!.reason, "FieldValueTypeInvalid");
   assert.match(quantityErrors("1x", "q")[0]!.message, /regular expression/);
+  for (const q of ["1Gi ", " 100m", "1 Gi"]) assert.equal(quantityErrors(q, "q")[0]?.reason, "FieldValueInvalid", `${JSON.stringify(q)} has surrounding or inner whitespace`);
   assert.match(quantityErrors("-5", "q")[0]!.message, /greater than or equal to 0/);
 });
 
