@@ -18,3 +18,4 @@ export * from "./json.js";
 export * from "./keys.js";
 export * from "./move-back.js";
 export * from "./resource-models.js";
+export * from "./fleet-share.js";

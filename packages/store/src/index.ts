@@ -12,3 +12,4 @@ export * from "./placement-history.js";
 export * from "./outbox.js";
 export * from "./timers.js";
 export * from "./key-locks.js";
+export * from "./limit-leases.js";

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { ConditionReady, GK, findCondition, objectKeyOf, type Cluster, type WakeUp } from "@flotilla/api";
 import { groupKindOf, subjectFor, type JetStreamClient } from "@flotilla/events";
 import { LastSignatures, Metrics, ServiceHost, type ServiceDeps, createController, wireWakeUps, type Controller, type Reconciler } from "@flotilla/runtime";
-import { bindingsIn, BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, bindingEvictingIndex, databaseProbe } from "@flotilla/store";
+import { bindingsIn, BINDING_WITH_APPLICATION_FAILOVER_INDEX, BINDING_WITH_EVICTION_TASKS_INDEX, BINDING_WITH_MOVE_BACK_INDEX, EventRecorder, LimitLeases, bindingEvictingIndex, databaseProbe } from "@flotilla/store";
 import type { Config } from "./config.js";
 import { applicationFailover, name as APP_FAILOVER_CONTROLLER } from "./controllers/application-failover.js";
 import { gracefulEviction } from "./controllers/graceful-eviction.js";
@@ -67,7 +67,7 @@ export function buildApp(deps: AppDeps): App {
   const moveBacks = metrics.counter(EVICTION_METRICS.moveBacks, "Move-backs after recovery, by outcome (started, finished, reverted, dropped).", ["outcome"]);
   // bindings with a placement to return to
   const moveBackController = bindingController(
-    moveBack({ store, clusters, cfg, events, now, log, onOutcome: (outcome) => moveBacks.inc({ outcome }) }),
+    moveBack({ store, clusters, cfg, events, now, log, limits: new LimitLeases(deps.sql), onOutcome: (outcome) => moveBacks.inc({ outcome }) }),
     cfg.CONCURRENT_GRACEFUL_EVICTION_SYNCS,
     BINDING_WITH_MOVE_BACK_INDEX,
   );

@@ -13,6 +13,7 @@ export const configSchema = {
   STATEFUL_FAILOVER_INJECTION: bool(true, "feature gate StatefulFailoverInjection: application failover carries statePreservation values into the task, and the binding controller puts them on the new copy (Karmada: alpha, off)"),
   CONCURRENT_APPLICATION_FAILOVER_SYNCS: int(16, { min: 1 }, "bindings with application failover reconciled at once"),
   MOVE_BACK_SURGE_TIMEOUT: duration("10m", "move-back (policy annotation failover.flotilla.io/move-back): how long the old placement and the returning copies run side by side waiting for the returning copies to be healthy before the move-back is given up"),
+  MOVE_BACK_SLOT_RECHECK: duration("5s", "move-back: how often a binding ready to move back claims a slot again while maxConcurrent other bindings of the fleet hold one (each wait is lengthened by up to a fifth at random, so the waiters do not all claim at the same instant)"),
   EVENT_DEDUPE_WINDOW: duration("1m", "a repeated warning about the same task is recorded at most once per this window"),
 };
 

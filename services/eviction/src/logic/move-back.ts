@@ -35,11 +35,23 @@ export interface MoveBackInput {
   failedAt?: number;
   /** The clusters of `before` (absent: no such cluster). */
   clusters: ReadonlyMap<string, ReturnCluster | undefined>;
-  /** Bindings moving back now, across the fleet (this one excluded). */
-  movingBack: number;
+  /**
+   * The answer to this binding's claim of a move-back slot (the fleet-wide semaphore of
+   * `maxConcurrent`), once it asked: granted or not, and how many other bindings held one.
+   */
+  slot?: SlotClaim;
   /** How long a surge may wait for the returning copy to be healthy before it is given up. */
   surgeTimeoutMs: number;
+  /** How long a binding refused a slot waits before it claims again (default RECHECK_MS). */
+  slotRecheckMs?: number;
   now: number;
+}
+
+/** The fleet's answer to a claim of a move-back slot. */
+export interface SlotClaim {
+  granted: boolean;
+  /** Other bindings holding a slot (moving back, or about to). */
+  held: number;
 }
 
 export type MoveBackDecision =
@@ -47,8 +59,10 @@ export type MoveBackDecision =
   | { kind: "none" }
   /** Drop the record (and any surge): there is nothing to move back, or it no longer makes sense. */
   | { kind: "forget"; why: string }
-  /** Look again after `ms`. */
-  | { kind: "wait"; ms: number; why: string }
+  /** Look again after `ms` (`slot`: for a move-back slot to be free). */
+  | { kind: "wait"; ms: number; why: string; slot?: true }
+  /** Everything is ready for the surge: claim one of the fleet's `max` move-back slots, then decide again with the answer. */
+  | { kind: "claim"; max: number }
   /** Start: place `clusters` (the old placement and the way back together) and record the surge. */
   | { kind: "surge"; clusters: Target[]; surge: Surge }
   /** The returning copies are healthy: the placement before the failover, and the record goes. */
@@ -77,7 +91,8 @@ const sum = (ts: readonly { replicas?: number }[]) => ts.reduce((s, t) => s + (t
 /**
  * Move-back after recovery: replicas a taint evicted from a cluster go back to it once it has
  * been Ready and untainted for the stabilization window, at most `maxConcurrent` bindings at a
- * time across the fleet, the graceful way: first the old placement and the returning copies
+ * time across the fleet (a binding ready to start claims a slot, `claim`, and starts only with
+ * one granted), the graceful way: first the old placement and the returning copies
  * together (a surge: more replicas than `spec.replicas` for a while), and only once every
  * cluster of the placement before the failover reports its copy Healthy with its replicas
  * ready, that placement alone. A surge that is not healthy within `surgeTimeoutMs` goes back to
@@ -127,7 +142,8 @@ export function decideMoveBack(i: MoveBackInput): MoveBackDecision {
   }
   const due = since + i.config.stabilizationSeconds * 1000;
   if (i.now < due) return { kind: "wait", ms: due - i.now, why: "stabilization window" };
-  if (i.movingBack >= i.config.maxConcurrent) return { kind: "wait", ms: RECHECK_MS, why: `${i.movingBack} binding(s) moving back already (maxConcurrent ${i.config.maxConcurrent})` };
+  if (!i.slot) return { kind: "claim", max: i.config.maxConcurrent };
+  if (!i.slot.granted) return { kind: "wait", ms: i.slotRecheckMs ?? RECHECK_MS, slot: true, why: `${i.slot.held} binding(s) moving back already (maxConcurrent ${i.config.maxConcurrent})` };
   const names = [...new Set([...i.before.map((t) => t.name), ...current.keys()])].sort();
   const beforeOf = new Map(i.before.map((t) => [t.name, t.replicas]));
   const clusters = names.map((n) => ({ name: n, replicas: Math.max(current.get(n) ?? 0, beforeOf.get(n) ?? 0) })).filter((t) => t.replicas > 0);
