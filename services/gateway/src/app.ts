@@ -8,7 +8,7 @@ import type { Logger } from "@flotilla/log";
 import { ObjectApi, type AdmissionSettings } from "./objects.js";
 import { GuardedObjectApi } from "./admission/object-api.js";
 import { MAX_REQUEST_BYTES, UnsupportedMediaTypeError } from "@flotilla/api";
-import { BODY_MEDIA_TYPES, mediaType, registerKubeRoutes } from "./http/routes.js";
+import { BODY_MEDIA_TYPES, checkCharset, mediaType, registerKubeRoutes } from "./http/routes.js";
 import { toHttpError } from "./logic/status.js";
 import { registerOpenApiRoutes } from "./http/openapi.js";
 import { docsPage } from "./http/docs.js";
@@ -100,7 +100,14 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   // Bodies are decoded by the routes (decodeDocument: JSON or YAML by media type), so that
   // malformed input is a Status 400/422; a media type no route reads is fastify's 415.
   http.removeAllContentTypeParsers();
-  http.addContentTypeParser([...BODY_MEDIA_TYPES], { parseAs: "string" }, (_req, body, done) => done(null, body));
+  http.addContentTypeParser([...BODY_MEDIA_TYPES], { parseAs: "string" }, (req, body, done) => {
+    try {
+      checkCharset(req.headers["content-type"]);
+    } catch (e) {
+      return done(e as Error, undefined);
+    }
+    done(null, body);
+  });
 
   const metrics = deps.metrics ?? new Metrics();
   const requests = metrics.counter(GATEWAY_METRICS.requests, "HTTP requests by method and code", ["method", "code"]);

@@ -194,6 +194,44 @@ describe("hostile input", () => {
     assert.equal(ok.statusCode, 201, ok.body);
   });
 
+  test("a quantity with whitespace around or inside it is a 422 naming the field, in a template, a patch and a Work, and nothing is stored", async () => {
+    const n = await writes();
+    const withResources = (name: string, resources: Record<string, unknown>) => deployment(name, { containers: [{ name: "c", image: "nginx", resources }] });
+    for (const cpu of ["1Gi ", " 100m", "1 Gi", "2\n", "500m\t"]) {
+      const r = rejected(await inject("POST", DEPLOY, withResources("spaced", { requests: { cpu } })), 422, "spec.template.spec.containers[0].resources.requests[cpu]");
+      assert.equal(r.reason, "Invalid");
+      assert.match(r.message, /quantities must match the regular expression/);
+    }
+    rejected(await inject("POST", DEPLOY, withResources("spaced", { limits: { memory: "64Mi " } })), 422, "spec.template.spec.containers[0].resources.limits[memory]");
+    rejected(await inject("PATCH", `${DEPLOY}/web`, [{ op: "add", path: "/spec/template/spec/containers/0/resources", value: { requests: { cpu: "1Gi " } } }], "application/json-patch+json"), 422, "spec.template.spec.containers[0].resources.requests[cpu]");
+    rejected(await inject("PATCH", `${DEPLOY}/web`, { spec: { template: { spec: { containers: [{ name: "c", resources: { limits: { cpu: " 1" } } }] } } } }, "application/strategic-merge-patch+json"), 422, "spec.template.spec.containers[0].resources.limits[cpu]");
+    const work = { apiVersion: "work.karmada.io/v1alpha1", kind: "Work", metadata: { name: "spaced" }, spec: { workload: { manifests: [{ ...withResources("spaced", { requests: { cpu: "1Gi " } }), metadata: { name: "spaced", namespace: "default" } }] } } };
+    rejected(await inject("POST", "/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works", work), 422, "spec.workload.manifests[0].spec.template.spec.containers[0].resources.requests[cpu]");
+    assert.equal(await writes(), n, "rejected requests write nothing");
+    assert.equal((await inject("POST", DEPLOY, withResources("unspaced", { requests: { cpu: "1", memory: "1Gi" } }))).statusCode, 201);
+  });
+
+  test("a body in a charset other than UTF-8 is a 415 UnsupportedMediaType Status; UTF-8 named in any case, or no charset, is read", async () => {
+    const n = await writes();
+    const utf16 = Buffer.from(JSON.stringify(deployment("utf16")), "utf16le");
+    for (const [body, type] of [
+      [utf16, "application/json; charset=utf-16"],
+      [deployment("latin"), "application/json; charset=ISO-8859-1"],
+      [deployment("quoted"), 'application/json; charset="UTF-16"'],
+      ["metadata: {name: y}\n", "application/yaml; charset=utf-16le"],
+    ] as Array<[unknown, string]>) {
+      const r = rejected(await inject("POST", DEPLOY, body, type), 415);
+      assert.equal(r.reason, "UnsupportedMediaType");
+      assert.match(r.message, /charset/);
+    }
+    rejected(await inject("PATCH", `${DEPLOY}/web`, { metadata: { labels: { a: "b" } } }, "application/merge-patch+json; charset=utf-16"), 415);
+    assert.equal(await writes(), n, "rejected requests write nothing");
+    for (const [name, type] of [["upper", "application/json; charset=UTF-8"], ["quoted", 'application/json;charset="utf-8"'], ["plain", "application/json"]]) {
+      const r = await inject("POST", DEPLOY, deployment(`charset-${name}`), type);
+      assert.equal(r.statusCode, 201, `${type}: ${r.body}`);
+    }
+  });
+
   test("a status write without a status clears it, for typed kinds too, instead of failing to decode", async () => {
     const CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters";
     assert.equal((await inject("POST", CLUSTERS, { apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name: "st" }, spec: { syncMode: "Push" } })).statusCode, 201);

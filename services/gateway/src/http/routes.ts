@@ -82,6 +82,19 @@ export function mediaType(req: FastifyRequest): string {
 }
 
 /**
+ * A body's Content-Type may name no charset but UTF-8 (case-insensitive; none named is UTF-8
+ * too), the only one the API reads JSON and YAML in: any other is a 415 before the body is decoded.
+ */
+export function checkCharset(contentType: string | undefined): void {
+  for (const param of (contentType ?? "").split(";").slice(1)) {
+    const eq = param.indexOf("=");
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== "charset") continue;
+    const charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/s, "$1").toLowerCase();
+    if (charset !== "utf-8") throw new UnsupportedMediaTypeError(`the body's charset ${JSON.stringify(charset)} is not supported: send it in utf-8`);
+  }
+}
+
+/**
  * The request body as a checked document (decodeDocument: JSON or YAML by its media type, safe
  * JSON data only), or undefined without one. A media type the verb does not take is a 415.
  */
