@@ -39,17 +39,26 @@ const tokenFile = env.TOKEN_AUTH_FILE ?? path.join(stateDir, "tokens.csv");
 const certFile = env.TLS_CERT_FILE ?? path.join(stateDir, "tls.crt");
 const keyFile = env.TLS_KEY_FILE ?? path.join(stateDir, "tls.key");
 const kubeconfig = path.join(stateDir, "kubeconfig");
+const saKeyFile = env.SERVICE_ACCOUNT_KEY_FILE ?? path.join(stateDir, "sa.key");
+// the scheduler's and the estimator's gRPC servers speak TLS and take service account tokens: the
+// gateway's certificate and signing key, made here before any service starts to read them
+{
+  const { ensureServingCert, ensureSigningKey } = await import("../packages/auth/dist/index.js");
+  await ensureServingCert(certFile, keyFile, HOST === "0.0.0.0" ? [] : [HOST]);
+  await ensureSigningKey(saKeyFile);
+}
+const internalGrpc = { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, SERVICE_ACCOUNT_KEY_FILE: saKeyFile };
 
 /** Every service that exists in this checkout, in start order. */
 const SERVICES = [
   {
     name: "gateway",
-    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true", AUDIT_LOG_PATH: env.AUDIT_LOG_PATH ?? path.join(stateDir, "audit.log"), SERVICE_ACCOUNT_KEY_FILE: env.SERVICE_ACCOUNT_KEY_FILE ?? path.join(stateDir, "sa.key"), SERVICE_ACCOUNT_KEY_CREATE: "true", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" },
+    env: { PORT, GRPC_PORT: env.GRPC_PORT ?? "9090", TOKEN_AUTH_FILE: tokenFile, TOKEN_AUTH_FILE_CREATE: "true", TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, TLS_CERT_CREATE: "true", AUDIT_LOG_PATH: env.AUDIT_LOG_PATH ?? path.join(stateDir, "audit.log"), SERVICE_ACCOUNT_KEY_FILE: saKeyFile, SCHEDULER_CA_FILE: certFile, MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" },
   },
   // the simulator's members answer plain http on 127.0.0.1
-  { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback" } },
+  { name: "execution", env: { PORT: "8085", ESTIMATOR_PORT: env.ESTIMATOR_PORT ?? "9095", MEMBER_ALLOW_HTTP: env.MEMBER_ALLOW_HTTP ?? "loopback", ...internalGrpc } },
   { name: "binding", env: { PORT: "8081" } },
-  { name: "scheduler", env: { PORT: "8082", SCHEDULER_GRPC_PORT: env.SCHEDULER_GRPC_PORT ?? "9092" } },
+  { name: "scheduler", env: { PORT: "8082", SCHEDULER_GRPC_PORT: env.SCHEDULER_GRPC_PORT ?? "9092", ESTIMATOR_CA_FILE: certFile, ...internalGrpc } },
   { name: "taint-manager", env: { PORT: "8083" } },
   { name: "eviction", env: { PORT: "8084" } },
 ];

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { randomUUID } from "node:crypto";
+import { ESTIMATOR_METHODS, authorizedHandlers, serverCredentials, type GrpcServerSecurity } from "@flotilla/auth";
 import { GK, KARMADA, clusterOfExecutionNamespace, executionNamespace, groupKind, type KubeObject } from "@flotilla/api";
 import { subjectFor, type JetStreamClient } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
@@ -48,6 +49,11 @@ export interface ExecutionDeps {
    * replica takes its members back at once; default: a random one.
    */
   replica?: string;
+  /**
+   * The replica estimator's TLS material and who may call it (service account tokens, RBAC:
+   * `create` on maxavailablereplicas in estimator.flotilla.io). Without it no estimator port is served.
+   */
+  grpcSecurity?: GrpcServerSecurity;
 }
 
 /** The execution service's own metric names (besides the controller runtime's). */
@@ -220,17 +226,22 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     this.inc(leases?.stats.failedRounds ?? 0);
   });
   const js = deps.js;
-  const host = new ServiceHost({ name: "execution", log, metrics, ready: deps.ready })
-    .grpc(
-      estimatorServiceDefinition,
-      estimatorHandlers({
-        clusters,
-        members,
-        cfg: { timeoutMs: s.ESTIMATOR_TIMEOUT, maxSnapshotAgeMs: s.ESTIMATOR_SNAPSHOT_MAX_AGE },
-        log: log.child({ component: "estimator" }),
-        onCall: (ms) => estimatorCalls.observe(ms / 1000),
-      }),
-    )
+  const host = new ServiceHost({ name: "execution", log, metrics, ready: deps.ready });
+  const sec = deps.grpcSecurity;
+  if (sec) {
+    const estimatorLog = log.child({ component: "estimator" });
+    const handlers = estimatorHandlers({
+      clusters,
+      members,
+      cfg: { timeoutMs: s.ESTIMATOR_TIMEOUT, maxSnapshotAgeMs: s.ESTIMATOR_SNAPSHOT_MAX_AGE },
+      log: estimatorLog,
+      onCall: (ms) => estimatorCalls.observe(ms / 1000),
+    });
+    host
+      .grpc(estimatorServiceDefinition, authorizedHandlers({ authenticator: sec.tokens, authorizer: sec.authorizer }, handlers, ESTIMATOR_METHODS, estimatorLog), { credentials: serverCredentials(sec.tls) })
+      .step({ start: () => sec.authorizer.start(), stop: () => sec.authorizer.stop() });
+  }
+  host
     .step({ start: () => clusters.start(), stop: () => clusters.stop() })
     .closing(() => members.close())
     // only once nothing runs: the members are free for the other replicas at once
@@ -315,6 +326,7 @@ export function buildExecution(deps: ExecutionDeps): Execution {
     owns,
     probes,
     async start(o = {}) {
+      if (o.estimatorPort !== undefined && !sec) throw new Error("the replica estimator is served only with TLS and authentication (grpcSecurity)");
       await host.start();
       const out: { url?: string; estimatorAddress?: string } = {};
       const hostname = o.host ?? "127.0.0.1";

@@ -1,4 +1,5 @@
 import { bool, duration, int, oneOf, port, str, type ConfigOf } from "@flotilla/config";
+import { grpcServerSchema } from "@flotilla/auth";
 
 /**
  * The execution service's own settings (runService adds the shared ones: DATABASE_URL, NATS_URL,
@@ -8,7 +9,8 @@ import { bool, duration, int, oneOf, port, str, type ConfigOf } from "@flotilla/
 export const configSchema = {
   HOST: str("127.0.0.1", "address the HTTP (health, metrics) and gRPC (estimator) servers listen on"),
   PORT: port(8085, "HTTP port of /healthz, /readyz and /metrics"),
-  ESTIMATOR_PORT: port(9095, "gRPC port of the replica estimator (0 disables it)"),
+  ESTIMATOR_PORT: port(9095, "gRPC port of the replica estimator, TLS and service account tokens only (0 disables it)"),
+  ...grpcServerSchema,
   CLUSTER_STATUS_UPDATE_FREQUENCY: duration("10s", "--cluster-status-update-frequency: time between two probes of a member"),
   CLUSTER_FAILURE_THRESHOLD: duration("30s", "--cluster-failure-threshold: how long a member must look unhealthy before Ready turns False"),
   CLUSTER_SUCCESS_THRESHOLD: duration("30s", "--cluster-success-threshold: how long a member must look healthy before Ready turns True"),

@@ -3,6 +3,7 @@ import { KARMADA, CORE, executionNamespace, groupKind, ExecutionControllerFinali
 import { startSimulator, type ClusterConfig, type Simulator } from "@flotilla/member-sim";
 import type { ObjectStore } from "@flotilla/store";
 import { startService, testLogger, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
+import { testGrpcSecurity, type TestGrpcSecurity } from "@flotilla/auth/testing";
 import { buildExecution, type Execution, type ExecutionSettings } from "./app.js";
 
 export const log = testLogger("execution-test");
@@ -29,6 +30,8 @@ export interface Harness {
   /** The running execution service (replaced by `restart`). */
   readonly exec: Execution;
   estimatorAddress: string;
+  /** The estimator's certificate and service-account keys (callers: `grpc.caller(store, identity)`). */
+  grpc: TestGrpcSecurity;
   /** Stops the execution service; `startAgain` then runs a new one on the same database and stream (through `store` when given: a wrapper that fails on purpose, say). */
   stopExecution(): Promise<void>;
   /** A new execution service (fresh memory: no clients, informers or records) on the same database and stream. */
@@ -43,6 +46,8 @@ export interface Harness {
 
 /** A fresh database, stream, relay, simulator and execution service, torn down after the test. */
 export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; readyDelayMs?: number; settings?: Partial<ExecutionSettings> }): Promise<Harness> {
+  const security = await testGrpcSecurity();
+  t.after(() => security.remove());
   const sim = await startSimulator({ admin: false, defaults: { readyDelayMs: o.readyDelayMs ?? 50 }, clusters: o.clusters });
   const build = (b: ServiceBackends, store = b.store) =>
     buildExecution({
@@ -53,6 +58,7 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
       // the simulator serves plain http on 127.0.0.1
       settings: { ...FAST, MEMBER_ALLOW_HTTP: "loopback", ...o.settings, EVENTS_STREAM: b.stream, EVENTS_PREFIX: b.prefix },
       runner: { timerPollMs: 20, backoff: { baseMs: 20, maxMs: 300 } },
+      grpcSecurity: security.server(store, log),
     });
   const env = await startService({ name: "execution", log, relay: { pollMs: 20 }, build, start: (e) => e.start({ estimatorPort: 0 }) }).catch(async (e: unknown) => {
     await sim.close();
@@ -72,6 +78,7 @@ export async function harness(t: TestContext, o: { clusters: ClusterConfig[]; re
       return exec;
     },
     estimatorAddress: env.started.estimatorAddress!,
+    grpc: security,
     stopExecution: () => exec.stop(),
     async startAgain(so) {
       await exec.stop();

@@ -36,8 +36,8 @@ export interface GatewayDeps {
   /** Serve HTTPS and gRPC over TLS with this certificate and key (PEM); without, plaintext. */
   tls?: { cert: Buffer; key: Buffer };
   version?: string;
-  /** The scheduler's Simulate API behind POST .../simulations: a client, or its gRPC address (host:port). */
-  scheduler?: SimulationClient | string;
+  /** The scheduler's Simulate API behind POST .../simulations: a client, or its gRPC address (host:port) and how to reach it (TLS, the gateway's own token). */
+  scheduler?: SimulationClient | { address: string; credentials: grpc.ChannelCredentials };
   /** Events are deleted this long after they were last seen (EVENT_TTL); absent or 0: kept. Runs from start() to stop(). */
   eventTtl?: Pick<EventCollectorOptions, "sql" | "ttlMs" | "everyMs" | "batch" | "election">;
   /** The cluster proxy's endpoint rules and wait (default: https members only, 10 s). */
@@ -147,7 +147,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   if (deps.access.serviceAccounts) registerTokenRequests(http, api, deps.access.serviceAccounts);
   const proxy = registerClusterProxy(http, { store: deps.store, gate, settings: deps.proxy ?? { allowHttp: "none", timeoutMs: 10_000 } });
-  const scheduler = typeof deps.scheduler === "string" ? schedulerClient(deps.scheduler) : deps.scheduler;
+  const scheduler = deps.scheduler && "address" in deps.scheduler ? schedulerClient(deps.scheduler.address, deps.scheduler.credentials) : deps.scheduler;
   registerSimulationRoutes(http, scheduler);
   registerOpenApiRoutes(http, deps.version ?? "0.1.0");
   http.get("/docs", async (_req, reply) => reply.type("text/html").send(docsPage()));
@@ -165,7 +165,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     .closing(async () => {
       proxy.close();
       await gate.g.audit.close();
-      if (typeof deps.scheduler === "string") scheduler?.close?.();
+      if (deps.scheduler && "address" in deps.scheduler) scheduler?.close?.();
     })
     .step({ start: () => deps.access.authorizer.start(), stop: () => deps.access.authorizer.stop() })
     .step({

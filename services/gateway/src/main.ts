@@ -11,6 +11,7 @@ import { openAuditLog } from "./auth/audit.js";
 import { OidcAuthenticator, unionAuthenticator } from "./auth/oidc.js";
 import { ServiceAccountTokens, ensureSigningKey } from "./auth/serviceaccounts.js";
 import { DEFAULT_LIMITS } from "./http/auth.js";
+import { GATEWAY_IDENTITY, callerCredentials, readCa, selfIssuedToken } from "@flotilla/auth";
 
 await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics, ready, starting }) => {
   if (!cfg.TOKEN_AUTH_FILE && !cfg.OIDC_ISSUER_URL) {
@@ -49,7 +50,11 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
       clusterResourceModelingDefaults: cfg.CLUSTER_RESOURCE_MODELING_DEFAULTS,
     },
     ready,
-    scheduler: cfg.SCHEDULER_GRPC_URL,
+    // the scheduler takes TLS and a service account token: the gateway's own (flotilla-system/gateway, may only simulate), signed with its key
+    scheduler:
+      cfg.SCHEDULER_GRPC_URL && serviceAccounts?.canIssue
+        ? { address: cfg.SCHEDULER_GRPC_URL, credentials: callerCredentials({ ca: readCa("SCHEDULER_CA_FILE", cfg.SCHEDULER_CA_FILE), token: selfIssuedToken({ store, tokens: serviceAccounts, identity: GATEWAY_IDENTITY }) }) }
+        : undefined,
     access: { authenticator, authorizer: new RbacAuthorizer(store, log), serviceAccounts },
     tls,
     proxy: { allowHttp: cfg.MEMBER_ALLOW_HTTP, timeoutMs: cfg.MEMBER_REQUEST_TIMEOUT, tunnelRecheckMs: cfg.TUNNEL_RECHECK_INTERVAL },
@@ -61,6 +66,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
   const resealed = await store.resealCredentials();
   if (resealed) log.info({ secrets: resealed }, "member credentials sealed with the current encryption key");
   const { url, grpcAddress } = await gateway.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.GRPC_PORT || undefined });
+  if (cfg.SCHEDULER_GRPC_URL && !serviceAccounts?.canIssue) log.warn("simulations are off: calling the scheduler takes a service account token the gateway signs (SERVICE_ACCOUNT_KEY_FILE with a private key)");
   log.info({ url, grpcAddress, tokens: tokens?.size ?? 0, oidc: cfg.OIDC_ISSUER_URL || "off" }, "gateway listening");
   return gateway;
 });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { GK } from "@flotilla/api";
+import { SCHEDULER_METHODS, authorizedHandlers, serverCredentials, type GrpcServerSecurity } from "@flotilla/auth";
 import { groupKindOf, subjectFor, type JetStreamClient, type WakeUpConsumer } from "@flotilla/events";
 import type { Logger } from "@flotilla/log";
 import { Metrics, SeenVersions, ServiceHost, createController, objectKey, wireWakeUps, type Controller, type KeyLocks, type KeyMapper } from "@flotilla/runtime";
@@ -59,6 +60,11 @@ export interface AppDeps {
   clock?: () => Date;
   /** The process's metrics registry (default: one of its own). */
   registry?: Metrics;
+  /**
+   * The gRPC API's TLS material and who may call it (service account tokens, RBAC: `create` on
+   * simulations / failuresimulations in scheduling.flotilla.io). Without it no gRPC port is served.
+   */
+  grpcSecurity?: GrpcServerSecurity;
 }
 
 export interface SchedulerApp {
@@ -175,8 +181,15 @@ export function buildApp(deps: AppDeps): SchedulerApp {
   }
   metrics.register(registry, () => ({ unschedulable: tracker.parked, clusters: clusters.snapshot().length, assumedPods: assumedPods(), leading: leading() }));
   registry.consumers(deps.durable ?? SCHEDULER_DURABLE, () => (consumer ? [consumer] : []));
-  const host = new ServiceHost({ name: "scheduler", log, metrics: registry, ready: deps.ready })
-    .grpc(schedulerServiceDefinition, schedulerServiceHandlers(simulate, log.child({ component: "grpc" }), simulateFailure))
+  const host = new ServiceHost({ name: "scheduler", log, metrics: registry, ready: deps.ready });
+  const sec = deps.grpcSecurity;
+  if (sec) {
+    const grpcLog = log.child({ component: "grpc" });
+    host
+      .grpc(schedulerServiceDefinition, authorizedHandlers({ authenticator: sec.tokens, authorizer: sec.authorizer }, schedulerServiceHandlers(simulate, grpcLog, simulateFailure), SCHEDULER_METHODS, grpcLog), { credentials: serverCredentials(sec.tls) })
+      .step({ start: () => sec.authorizer.start(), stop: () => sec.authorizer.stop() });
+  }
+  host
     .step({ start: () => clusters.start(), stop: () => clusters.stop() })
     .step({ start: () => bindingInformer?.start(), stop: () => bindingInformer?.stop() })
     .step({
@@ -209,6 +222,7 @@ export function buildApp(deps: AppDeps): SchedulerApp {
     simulate,
     simulateFailure,
     async start(o) {
+      if (o.grpcPort !== undefined && !sec) throw new Error("the scheduler's gRPC API is served only with TLS and authentication (grpcSecurity)");
       await host.start();
       return host.listen({ host: o.host, port: o.port, grpcPort: o.grpcPort });
     },

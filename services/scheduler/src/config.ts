@@ -1,16 +1,19 @@
 import { bool, duration, int, port, str, type ConfigOf } from "@flotilla/config";
 import { DefaultSchedulerName } from "@flotilla/api";
+import { grpcServerSchema } from "@flotilla/auth";
 
 /** The scheduler's settings; the ones every service has (database, NATS, log level, stream) come from runService. */
 export const configSchema = {
   HOST: str("127.0.0.1", "address the HTTP (health, metrics) and gRPC (Simulate) servers listen on"),
   PORT: port(8082, "HTTP port: /healthz, /readyz, /metrics"),
-  SCHEDULER_GRPC_PORT: port(9092, "gRPC port of flotilla.scheduler.v1.SchedulerService (Simulate, SimulateFailure); 0 disables"),
+  SCHEDULER_GRPC_PORT: port(9092, "gRPC port of flotilla.scheduler.v1.SchedulerService (Simulate, SimulateFailure), TLS and service account tokens only; 0 disables"),
+  ...grpcServerSchema,
   SCHEDULER_NAME: str(DefaultSchedulerName, "bindings whose spec.schedulerName is this (empty counts as default-scheduler) are scheduled here"),
   PLUGINS: str("*", "enabled scheduler plugins: * for all, Name to add, -Name to disable (e.g. *,-ClusterLocality)"),
   CONCURRENCY: int(32, { min: 1 }, "bindings scheduled at once"),
   ESTIMATOR_ENABLED: bool(true, "ask the replica estimator (served by the execution service) for available replicas"),
-  ESTIMATOR_GRPC_URL: str("127.0.0.1:9095", "host:port of flotilla.estimator.v1.EstimatorService"),
+  ESTIMATOR_GRPC_URL: str("127.0.0.1:9095", "host:port of flotilla.estimator.v1.EstimatorService (TLS; the scheduler calls it as service account flotilla-system/scheduler, with a token it signs with SERVICE_ACCOUNT_KEY_FILE)"),
+  ESTIMATOR_CA_FILE: str("", "CA certificates (PEM) the estimator's serving certificate is checked against; empty: the system's roots"),
   ESTIMATOR_TIMEOUT: duration("3s", "deadline of one estimator call (Karmada's --scheduler-estimator-timeout)"),
   ESTIMATOR_CACHE_TTL: duration("1s", "one estimator answer serves every binding with the same replica requirements for this long"),
   ESTIMATOR_RETRY_AFTER: duration("10s", "after a failed estimator call, use only the clusters' resource summaries for this long"),

@@ -4,6 +4,7 @@ import { bindingRefOfKey, type AnyResourceBinding, type Cluster, type KubeObject
 import type { RelayOptions } from "@flotilla/events";
 import { ObjectStore, type ObjectRef } from "@flotilla/store";
 import { eventually, startService, type ServiceBackends, type TestDatabase } from "@flotilla/testkit";
+import { testGrpcSecurity, type TestGrpcSecurity } from "@flotilla/auth/testing";
 import { buildApp, type AppSettings, type SchedulerApp } from "./app.js";
 import type { ReplicaEstimator } from "./controllers/estimates.js";
 import type { BindingStore } from "./controllers/scheduler.js";
@@ -37,6 +38,8 @@ export interface Harness {
   /** Starts one more replica (a store of its own, the same database, stream and durable consumer); stopped by close(). */
   replica(): Promise<SchedulerApp>;
   grpcAddress: string;
+  /** The gRPC API's certificate and service-account keys (callers: `grpc.caller(store, identity)`). */
+  grpc: TestGrpcSecurity;
   createCluster(c: Cluster): Promise<Cluster>;
   /** Re-reads, applies `f`, writes back (retrying on conflict); spec and status together. */
   mutateCluster(name: string, f: (c: Cluster) => void): Promise<void>;
@@ -48,6 +51,7 @@ export interface Harness {
 }
 
 export async function startHarness(o: { settings?: Partial<AppSettings>; bindings?: (store: ObjectStore) => BindingStore; estimator?: ReplicaEstimator; relay?: Partial<RelayOptions> } = {}): Promise<Harness> {
+  const security = await testGrpcSecurity();
   const build = (b: ServiceBackends, own = b.store) =>
     buildApp({
       store: own,
@@ -60,8 +64,12 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
       bindings: o.bindings?.(b.store),
       estimator: o.estimator,
       ready: async () => true,
+      grpcSecurity: security.server(own, b.log),
     });
-  const env = await startService({ name: "scheduler", build, start: (a) => a.start({ host: "127.0.0.1", port: 0, grpcPort: 0 }), relay: { ownConnection: true, ...o.relay } });
+  const env = await startService({ name: "scheduler", build, start: (a) => a.start({ host: "127.0.0.1", port: 0, grpcPort: 0 }), relay: { ownConnection: true, ...o.relay } }).catch((e: unknown) => {
+    security.remove();
+    throw e;
+  });
   const { db, store } = env;
   const startAnother = (a: SchedulerApp) => env.startAnother(a, (x) => x.start({ host: "127.0.0.1", port: 0 }));
   let app = env.app;
@@ -79,6 +87,7 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
     },
     replica: () => startAnother(build(env, new ObjectStore(db.sql))),
     grpcAddress: env.started.grpcAddress!,
+    grpc: security,
     async createCluster(c) {
       const created = await store.create(c);
       // like an informer that has synced: bindings created next are scheduled against this cluster
@@ -101,7 +110,7 @@ export async function startHarness(o: { settings?: Partial<AppSettings>; binding
         { timeoutMs, message: `binding ${key} did not reach the expected state` },
       );
     },
-    close: env.close,
+    close: () => env.close().finally(() => security.remove()),
   };
 }
 

@@ -4,6 +4,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { AnyResourceBinding, Cluster } from "@flotilla/api";
+import { GATEWAY_IDENTITY } from "@flotilla/auth";
 import { buildGateway, type Gateway } from "../../../services/gateway/src/app.js";
 import { TOKENS, bearer, testGatewayDeps } from "../../../services/gateway/src/access.test-support.js";
 import { binding, cluster, placements } from "../../../services/scheduler/src/fixtures.test-support.js";
@@ -36,7 +37,7 @@ describe("failure simulations through the gateway against the scheduler", () => 
     await h.createBinding(sticky);
     for (const k of [NGINX, SOLO, STICKY]) versions.set(k, (await h.until(k, scheduled)).metadata.resourceVersion!);
     clusterVersions = (await h.store.list<Cluster>("cluster.karmada.io/Cluster")).items.map((c) => c.metadata.resourceVersion!);
-    gw = buildGateway({ ...testGatewayDeps(h.store), scheduler: h.grpcAddress });
+    gw = buildGateway({ ...testGatewayDeps(h.store), scheduler: { address: h.grpcAddress, credentials: h.grpc.caller(h.store, GATEWAY_IDENTITY) } });
     await gw.http.ready();
   });
   after(async () => {

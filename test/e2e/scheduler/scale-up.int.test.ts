@@ -3,6 +3,9 @@
 // 6/8/10: only the 12 added replicas are divided by spare capacity (4 each) and added onto the
 // current placement. Gateway, binding, scheduler and execution as processes, members simulated.
 // Needs the builds: npx tsc -b services/gateway services/execution services/binding services/scheduler services/taint-manager services/eviction
+import { readFileSync } from "node:fs";
+import { SCHEDULER_IDENTITY, ServiceAccountTokens, callerCredentials, selfIssuedToken } from "@flotilla/auth";
+import { ObjectStore } from "@flotilla/store";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseQuantity, quantityMilliValue } from "@flotilla/api";
@@ -83,7 +86,10 @@ test("a Deployment placed 2/4/6 by dynamic weight and scaled to 24 on equal spar
     // now each member has room for exactly 500 more (its 2, 4 or 6 replicas use 0.2, 0.4, 0.6 CPU;
     // pod slots leave 498/496/494), as the estimator the scheduler asks must see before the scale-up
     await setCpu(s, { member1: "50200m", member2: "50400m", member3: "50600m" });
-    const estimator = new EstimatorClient(s.estimator, { deadlineMs: 3000 });
+    // as the scheduler asks it: TLS, and a token of the scheduler's service account
+    const tokens = await ServiceAccountTokens.fromFile(new ObjectStore(s.db.sql), s.services.grpcFiles.serviceAccountKey, "https://flotilla.local", { audiences: ["https://flotilla.local"], defaultSeconds: 3600, maxSeconds: 86_400 });
+    const credentials = callerCredentials({ ca: readFileSync(s.services.grpcFiles.cert), token: selfIssuedToken({ store: new ObjectStore(s.db.sql), tokens, identity: SCHEDULER_IDENTITY }) });
+    const estimator = new EstimatorClient(s.estimator, { deadlineMs: 3000, credentials });
     t.after(() => estimator.close());
     await eventually(async () => (await estimator.maxAvailableReplicas(MEMBERS, { resourceRequest: { cpu: "100m", memory: "1Mi" } })).every((c) => c.maxReplicas >= 490), { timeoutMs: 20_000, message: "the estimator sees the new room" });
     // the scheduler keeps an estimator answer for ESTIMATOR_CACHE_TTL (1 s)

@@ -7,6 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { SchedulerService, SimulateRequestSchema, type SimulateResponse } from "@flotilla/proto";
 import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import type { AnyResourceBinding } from "@flotilla/api";
+import { GATEWAY_IDENTITY, SCHEDULER_IDENTITY } from "@flotilla/auth";
 import { buildGateway, type Gateway } from "../../../services/gateway/src/app.js";
 import { bearer, testGatewayDeps } from "../../../services/gateway/src/access.test-support.js";
 import { binding, cluster, notReadyNoSchedule } from "../../../services/scheduler/src/fixtures.test-support.js";
@@ -24,7 +25,7 @@ describe("simulations through the gateway", () => {
     for (const n of ["member1", "member2", "member3"]) await h.createCluster(cluster(n));
     await h.createBinding(binding("nginx", { replicas: 3 }));
     stored = await h.until(NGINX, (b) => scheduledCondition(b)?.status === "True" && b.status?.schedulerObservedGeneration === b.metadata.generation);
-    gw = buildGateway({ ...testGatewayDeps(h.store), scheduler: h.grpcAddress });
+    gw = buildGateway({ ...testGatewayDeps(h.store), scheduler: { address: h.grpcAddress, credentials: h.grpc.caller(h.store, GATEWAY_IDENTITY) } });
     await gw.http.ready();
   });
   after(async () => {
@@ -98,14 +99,48 @@ describe("simulations through the gateway", () => {
     assert.equal(res.json().kind, "Status");
   });
 
-  test("the scheduler's gRPC API answers the same", async () => {
-    const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(SchedulerService), "SchedulerService");
-    const client = new Client(h.grpcAddress, grpc.credentials.createInsecure()) as unknown as grpc.Client & { simulate: (r: unknown, cb: (e: grpc.ServiceError | null, r: SimulateResponse) => void) => void };
+  type SimulateClient = grpc.Client & { simulate: (r: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: SimulateResponse) => void) => void };
+  const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(SchedulerService), "SchedulerService");
+  /** One Simulate call over `credentials` (with `authorization` metadata when given); resolves to the answer or the gRPC error. */
+  async function call(credentials: grpc.ChannelCredentials, authorization?: string): Promise<SimulateResponse | grpc.ServiceError> {
+    const client = new Client(h.grpcAddress, credentials) as unknown as SimulateClient;
+    const md = new grpc.Metadata();
+    if (authorization) md.set("authorization", authorization);
     const { clusters: _c, ...spec } = stored.spec!;
-    const res = await new Promise<SimulateResponse>((resolve, reject) =>
-      client.simulate(create(SimulateRequestSchema, { simulation: simulation({ binding: { spec } }) as never }), (e, r) => (e ? reject(e) : resolve(r))),
-    );
-    client.close();
-    assert.deepEqual((res.simulation?.status as { clusters: unknown }).clusters, [{ name: "member2", replicas: 3 }]);
+    try {
+      return await new Promise<SimulateResponse | grpc.ServiceError>((resolve) =>
+        client.simulate(create(SimulateRequestSchema, { simulation: simulation({ binding: { spec } }) as never }), md, { deadline: Date.now() + 5000 }, (e, r) => resolve(e ?? r)),
+      );
+    } finally {
+      client.close();
+    }
+  }
+  const codeOf = (r: SimulateResponse | grpc.ServiceError) => ("code" in r ? r.code : grpc.status.OK);
+
+  test("the scheduler's gRPC API answers the same to the gateway's service account", async () => {
+    const res = await call(h.grpc.caller(h.store, GATEWAY_IDENTITY));
+    assert.equal(codeOf(res), grpc.status.OK, JSON.stringify(res));
+    assert.deepEqual(((res as SimulateResponse).simulation?.status as { clusters: unknown }).clusters, [{ name: "member2", replicas: 3 }]);
+  });
+
+  test("the scheduler's gRPC API refuses a plaintext call (UNAVAILABLE: it speaks TLS only)", async () => {
+    assert.equal(codeOf(await call(grpc.credentials.createInsecure())), grpc.status.UNAVAILABLE);
+  });
+
+  test("the scheduler's gRPC API refuses a call over TLS without a token, or with one it does not know (UNAUTHENTICATED, a Kubernetes Status)", async () => {
+    const tls = grpc.credentials.createSsl(h.grpc.ca);
+    for (const auth of [undefined, "Bearer not-a-token", `Bearer ${(await h.grpc.tokens(h.store).issue({ namespace: "flotilla-system", name: "ghost", uid: "no-such-uid" }, { audiences: ["https://flotilla.local"], expirationSeconds: 600 })).token}`]) {
+      const res = await call(tls, auth);
+      assert.equal(codeOf(res), grpc.status.UNAUTHENTICATED, `${auth}: ${JSON.stringify(res)}`);
+      const status = JSON.parse(String((res as grpc.ServiceError).metadata.get("k8s-status")[0])) as { reason: string; code: number };
+      assert.deepEqual([status.reason, status.code], ["Unauthorized", 401]);
+    }
+  });
+
+  test("the scheduler's gRPC API refuses a service account whose roles do not allow simulations (PERMISSION_DENIED naming the verb and resource)", async () => {
+    // the scheduler's own identity may ask the estimator, nothing else
+    const res = await call(h.grpc.caller(h.store, SCHEDULER_IDENTITY));
+    assert.equal(codeOf(res), grpc.status.PERMISSION_DENIED, JSON.stringify(res));
+    assert.match((res as grpc.ServiceError).details, /User "system:serviceaccount:flotilla-system:scheduler" cannot create resource "simulations" in API group "scheduling.flotilla.io"/);
   });
 });

@@ -7,6 +7,7 @@
 // The gateway authenticates every request but its probes: each stack gets a token file of its
 // own (adminTokenFile) with one random administrator token (group system:masters), which callers
 // send as `Authorization: Bearer` (Services.token, bearer(), gatewayFetch()).
+import { ensureServingCert, ensureSigningKey } from "@flotilla/auth";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -156,6 +157,8 @@ export interface Services {
   ports: ReadonlyMap<ServiceName, number>;
   /** host:port of execution's replica estimator (gRPC), which the scheduler asks. */
   estimatorAddress: string;
+  /** The internal gRPC servers' certificate (a caller's CA) and the service-account key (callers sign their tokens with it). */
+  grpcFiles: { cert: string; serviceAccountKey: string };
   procs: ReadonlyMap<ServiceName, Managed>;
   /**
    * Starts a service again (after it exited or was killed) with the same settings and port; the
@@ -223,17 +226,25 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   // stream), so that a stack started again on the same database still opens them
   const keys = { ENCRYPTION_KEYS_FILE: path.join(os.tmpdir(), `flotilla-keys-${o.env.EVENTS_STREAM ?? "default"}`, "encryption-keys"), ENCRYPTION_KEYS_FILE_CREATE: "true" };
   const count = (s: ServiceName) => Math.max(1, typeof o.replicas === "number" ? o.replicas : (o.replicas?.[s] ?? 1));
+  // the scheduler's and the estimator's gRPC servers speak TLS only and take service account
+  // tokens: one certificate and one key for the stack, made before any service reads them
+  const stateDir = path.dirname(keys.ENCRYPTION_KEYS_FILE);
+  const grpcTls = { TLS_CERT_FILE: path.join(stateDir, "grpc-tls.crt"), TLS_KEY_FILE: path.join(stateDir, "grpc-tls.key") };
+  const serviceAccountKey = path.join(stateDir, "service-account.key");
+  await ensureServingCert(grpcTls.TLS_CERT_FILE, grpcTls.TLS_KEY_FILE);
+  await ensureSigningKey(serviceAccountKey);
+  const internalGrpc = { ...grpcTls, SERVICE_ACCOUNT_KEY_FILE: serviceAccountKey };
   const own: Record<ServiceName, Record<string, string>> = {
     // plaintext on 127.0.0.1 (HOST of isolatedEnv), which the gateway allows on a loopback address only
     // the cluster proxy reaches the simulator's plain-http members as execution does
     // and answers simulations through the scheduler's gRPC API
     // and issues service account tokens (TokenRequest), as npm start does
-    gateway: { GRPC_PORT: "0", SCHEDULER_GRPC_URL: `127.0.0.1:${schedulerGrpcPort}`, TOKEN_AUTH_FILE: tokens.file, MEMBER_ALLOW_HTTP: "loopback", SERVICE_ACCOUNT_KEY_FILE: path.join(path.dirname(keys.ENCRYPTION_KEYS_FILE), "service-account.key"), SERVICE_ACCOUNT_KEY_CREATE: "true", ...keys },
+    gateway: { GRPC_PORT: "0", SCHEDULER_GRPC_URL: `127.0.0.1:${schedulerGrpcPort}`, SCHEDULER_CA_FILE: grpcTls.TLS_CERT_FILE, TOKEN_AUTH_FILE: tokens.file, MEMBER_ALLOW_HTTP: "loopback", SERVICE_ACCOUNT_KEY_FILE: serviceAccountKey, ...keys },
     // the simulator serves plain http on 127.0.0.1
     // (several replicas: the first is execution-0, as the others are execution-<index>)
-    execution: { ESTIMATOR_PORT: String(estimatorPort), MEMBER_ALLOW_HTTP: "loopback", ...keys, ...(count("execution") > 1 ? { REPLICA_NAME: "execution-0" } : {}) },
+    execution: { ESTIMATOR_PORT: String(estimatorPort), MEMBER_ALLOW_HTTP: "loopback", ...internalGrpc, ...keys, ...(count("execution") > 1 ? { REPLICA_NAME: "execution-0" } : {}) },
     binding: {},
-    scheduler: { SCHEDULER_GRPC_PORT: String(schedulerGrpcPort), ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}` },
+    scheduler: { SCHEDULER_GRPC_PORT: String(schedulerGrpcPort), ESTIMATOR_GRPC_URL: `127.0.0.1:${estimatorPort}`, ESTIMATOR_CA_FILE: grpcTls.TLS_CERT_FILE, ...internalGrpc },
     "taint-manager": {},
     eviction: {},
   };
@@ -300,7 +311,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     throw e;
   }
   const gatewayUrls = replicasOf("gateway").map((r) => `http://127.0.0.1:${r.port}`);
-  return { gatewayUrl: gatewayUrls[0]!, gatewayUrls, token: tokens.token, ports, estimatorAddress: `127.0.0.1:${estimatorPort}`, procs, relaunch, envOf, stop, replicasOf };
+  return { gatewayUrl: gatewayUrls[0]!, gatewayUrls, token: tokens.token, ports, estimatorAddress: `127.0.0.1:${estimatorPort}`, grpcFiles: { cert: grpcTls.TLS_CERT_FILE, serviceAccountKey }, procs, relaunch, envOf, stop, replicasOf };
 }
 
 /** One service from its build (`services/<name>/dist/main.js`); `env` holds all its settings (PORT included). */

@@ -1,3 +1,4 @@
+import { SCHEDULER_IDENTITY } from "@flotilla/auth";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { EstimatorClient } from "@flotilla/proto/grpc";
@@ -27,7 +28,8 @@ test("the estimator answers each member's free replicas for a known node layout,
   for (const m of ["member1", "member2"]) await h.join(m);
   await eventually(async () => condition(await h.getCluster("member1"), "Ready")?.status === "True" && condition(await h.getCluster("member2"), "Ready")?.status === "True", { timeoutMs: 10_000 });
 
-  const raw = new EstimatorClient(h.estimatorAddress, { deadlineMs: 2000 });
+  // as the scheduler calls it: TLS, and the scheduler's own service account token
+  const raw = new EstimatorClient(h.estimatorAddress, { deadlineMs: 2000, credentials: h.grpc.caller(h.store, SCHEDULER_IDENTITY) });
   t.after(() => raw.close());
   // every answer says how old its snapshot is; the assertions below compare the rest
   const client = {

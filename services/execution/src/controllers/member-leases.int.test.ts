@@ -9,6 +9,8 @@ import { ExecutionControllerFinalizer, executionNamespace, type Cluster, type Wo
 import { connectNats, ensureStream, jetstreamManager } from "@flotilla/events";
 import { startSimulator } from "@flotilla/member-sim";
 import { EstimatorClient } from "@flotilla/proto/grpc";
+import { SCHEDULER_IDENTITY } from "@flotilla/auth";
+import { testGrpcSecurity } from "@flotilla/auth/testing";
 import { ObjectStore } from "@flotilla/store";
 import { NATS_URL, eventually, freshDatabase, uniqueName } from "@flotilla/testkit";
 import { WORK, condition } from "../int.test-support.js";
@@ -67,6 +69,9 @@ test("member clusters are sharded over execution replicas by lease: each owned o
   );
   const store = new ObjectStore(db.sql);
   const replicas = new Map<string, Replica>();
+  // the estimator serves TLS and takes service account tokens: a certificate and key made for the test
+  const security = await testGrpcSecurity();
+  t.after(() => security.remove());
 
   async function startReplica(name: string): Promise<Replica> {
     const port = await freePort();
@@ -83,6 +88,9 @@ test("member clusters are sharded over execution replicas by lease: each owned o
         HOST: "127.0.0.1",
         PORT: String(port),
         ESTIMATOR_PORT: String(estimatorPort),
+        TLS_CERT_FILE: security.files.cert,
+        TLS_KEY_FILE: security.files.key,
+        SERVICE_ACCOUNT_KEY_FILE: security.files.serviceAccountKey,
         REPLICA_NAME: name,
         LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
         DATABASE_POOL_SIZE: "4",
@@ -274,7 +282,7 @@ test("member clusters are sharded over execution replicas by lease: each owned o
   await eventually(() => applied(ofD[0]!, "after-join"), { timeoutMs: 10_000, message: `${ofD[0]} Work change applied by exec-d` });
 
   // every replica's estimator answers for every member, owned or not
-  const est = new EstimatorClient(`127.0.0.1:${replicas.get("exec-a")!.estimatorPort}`, { deadlineMs: 5000 });
+  const est = new EstimatorClient(`127.0.0.1:${replicas.get("exec-a")!.estimatorPort}`, { deadlineMs: 5000, credentials: security.caller(store, SCHEDULER_IDENTITY) });
   try {
     const answers = await est.maxAvailableReplicas(MEMBERS, { resourceRequest: { cpu: "100m", memory: "128Mi" } });
     assert.deepEqual(

@@ -66,15 +66,4 @@ export class OidcAuthenticator implements Authenticator {
   }
 }
 
-/** Several authenticators: the first that knows the token answers (kube-apiserver's union). */
-export function unionAuthenticator(...all: Authenticator[]): Authenticator {
-  return {
-    async authenticate(authorization) {
-      for (const a of all) {
-        const u = await a.authenticate(authorization);
-        if (u) return u;
-      }
-      return undefined;
-    },
-  };
-}
+export { unionAuthenticator } from "@flotilla/auth";

@@ -65,9 +65,9 @@ describe("POST /apis/scheduling.flotilla.io/v1alpha1/simulations", () => {
     scheduler = await fakeScheduler();
     const store = new ObjectStore(db.sql);
     const deps = testGatewayDeps(store);
-    gw = buildGateway({ ...deps, scheduler: scheduler.address });
+    gw = buildGateway({ ...deps, scheduler: { address: scheduler.address, credentials: grpc.credentials.createInsecure() } });
     // nothing listens on port 1
-    down = buildGateway({ ...deps, scheduler: "127.0.0.1:1" });
+    down = buildGateway({ ...deps, scheduler: { address: "127.0.0.1:1", credentials: grpc.credentials.createInsecure() } });
     injectAsAdmin(gw.http);
     injectAsAdmin(down.http);
     await Promise.all([gw.http.ready(), down.http.ready()]);
@@ -126,8 +126,8 @@ describe("POST /apis/scheduling.flotilla.io/v1alpha1/failuresimulations", () => 
     db = await freshDatabase();
     scheduler = await fakeScheduler();
     const deps = testGatewayDeps(new ObjectStore(db.sql));
-    gw = buildGateway({ ...deps, scheduler: scheduler.address });
-    down = buildGateway({ ...deps, scheduler: "127.0.0.1:1" });
+    gw = buildGateway({ ...deps, scheduler: { address: scheduler.address, credentials: grpc.credentials.createInsecure() } });
+    down = buildGateway({ ...deps, scheduler: { address: "127.0.0.1:1", credentials: grpc.credentials.createInsecure() } });
     await Promise.all([gw.http.ready(), down.http.ready()]);
   });
   after(async () => {

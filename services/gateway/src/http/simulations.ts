@@ -30,9 +30,13 @@ export interface SimulationClient {
 const SchedulerGrpcClient = grpc.makeGenericClientConstructor(grpcServiceDefinition(SchedulerService), "SchedulerService");
 type Call<R> = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: R) => void) => void;
 
-/** A client of flotilla.scheduler.v1.SchedulerService at `address` (host:port); every call has a deadline (default 10 s). */
-export function schedulerClient(address: string, o: { deadlineMs?: number } = {}): SimulationClient {
-  const client = new SchedulerGrpcClient(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+/**
+ * A client of flotilla.scheduler.v1.SchedulerService at `address` (host:port) with `credentials`
+ * (the scheduler takes TLS and a service account token only: callerCredentials of
+ * @flotilla/auth); every call has a deadline (default 10 s).
+ */
+export function schedulerClient(address: string, credentials: grpc.ChannelCredentials, o: { deadlineMs?: number } = {}): SimulationClient {
+  const client = new SchedulerGrpcClient(address, credentials) as unknown as grpc.Client & {
     simulate: Call<SimulateResponse>;
     simulateFailure: Call<SimulateFailureResponse>;
   };
