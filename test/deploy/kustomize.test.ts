@@ -248,6 +248,60 @@ for (const overlay of OVERLAYS) {
   });
 }
 
+/** The internal gRPC APIs: the setting that turns a server's port on, the caller's address setting and the CA setting it checks the server with. */
+const INTERNAL_GRPC = [
+  { server: "scheduler", portSetting: "SCHEDULER_GRPC_PORT", urlSetting: "SCHEDULER_GRPC_URL", caSetting: "SCHEDULER_CA_FILE" },
+  { server: "execution", portSetting: "ESTIMATOR_PORT", urlSetting: "ESTIMATOR_GRPC_URL", caSetting: "ESTIMATOR_CA_FILE" },
+];
+
+for (const overlay of OVERLAYS) {
+  test(`in the ${overlay} overlay the internal gRPC ports speak TLS, take service account tokens and are reached only by their callers (NetworkPolicy)`, { skip }, async () => {
+    const objs = render(overlay);
+    const { X509Certificate } = await import("node:crypto");
+    for (const g of INTERNAL_GRPC) {
+      const d = find(objs, "Deployment", g.server);
+      const pod = d.spec.template.spec;
+      const c = pod.containers[0];
+      const env = envOf(objs, c);
+      const cfg = loadConfig({ ...serviceSchema, ...SCHEMAS[g.server]! }, env) as Record<string, unknown>;
+      assert.ok(cfg[g.portSetting], `${g.server}: ${g.portSetting} is on`);
+      // what the service's main requires while the port is on
+      for (const k of ["TLS_CERT_FILE", "TLS_KEY_FILE", "SERVICE_ACCOUNT_KEY_FILE"]) assert.ok(env[k], `${g.server}: ${k} is not set`);
+      const grpcPort = (c.ports as Obj[]).find((p) => p.containerPort === cfg[g.portSetting]);
+      assert.ok(grpcPort, `${g.server}: no container port ${String(cfg[g.portSetting])}`);
+      const callers = SERVICES.filter((n) => n !== g.server && envOf(objs, find(objs, "Deployment", n).spec.template.spec.containers[0])[g.urlSetting]);
+      assert.ok(callers.length, `nobody calls ${g.server}`);
+      for (const caller of callers) {
+        const cd = find(objs, "Deployment", caller);
+        const cc = cd.spec.template.spec.containers[0];
+        const cenv = envOf(objs, cc);
+        assert.ok(cenv[g.caSetting], `${caller}: ${g.caSetting} is not set: it could not check ${g.server}'s certificate`);
+        if (overlay === "dev") {
+          // the caller's CA is the server's certificate, made for the name the caller dials
+          const ca = fileSource(objs, cd.spec.template.spec, cc, cenv[g.caSetting]!)!;
+          assert.equal(ca, fileSource(objs, pod, c, env.TLS_CERT_FILE!), `${caller}: ${g.caSetting} is not ${g.server}'s certificate`);
+          const host = cenv[g.urlSetting]!.split(":")[0]!;
+          assert.match(new X509Certificate(ca).subjectAltName ?? "", new RegExp(`DNS:${host}(,|$)`), `${g.server}'s certificate does not name ${host}`);
+        }
+      }
+      // a policy selects the server's pods, and each rule admitting the gRPC port admits its callers' pods only
+      const labels = d.spec.template.metadata.labels;
+      const policies = objs.filter((o) => o.kind === "NetworkPolicy" && matches(o.spec.podSelector.matchLabels ?? {}, labels));
+      assert.ok(policies.length, `no NetworkPolicy selects ${g.server}'s pods`);
+      const admitting = policies.flatMap((np) => (np.spec.ingress ?? []) as Obj[]).filter((r) => !r.ports || (r.ports as Obj[]).some((p) => p.port === grpcPort.name || p.port === grpcPort.containerPort));
+      assert.ok(admitting.length, `${g.server}: no rule admits its callers on ${grpcPort.name}`);
+      for (const r of admitting) {
+        assert.ok(r.from?.length, `${g.server}: a rule admits everyone on ${grpcPort.name}`);
+        for (const f of r.from as Obj[]) {
+          assert.ok(f.podSelector && !f.namespaceSelector && !f.ipBlock, `${g.server}: ${JSON.stringify(f)} admits more than pods of this namespace`);
+          const admitted = SERVICES.filter((n) => matches(f.podSelector.matchLabels ?? {}, find(objs, "Deployment", n).spec.template.metadata.labels));
+          assert.deepEqual(admitted.sort(), [...callers].sort(), `${g.server}: ${grpcPort.name} admits ${admitted.join(", ")}`);
+        }
+      }
+    }
+  });
+}
+
 test("the dev overlay runs member3 in Pull mode: its agent's settings load, its files are mounted, its probes are served, and join-members leaves member3 to it", { skip }, () => {
   const objs = render("dev");
   const d = find(objs, "Deployment", "agent-member3");
@@ -335,6 +389,12 @@ test("the dev overlay's credentials are usable: the token file, encryption key, 
   assert.ok(cert.checkPrivateKey(createPrivateKey(files["tls.key"]!)), "tls.key does not match tls.crt");
   assert.match(cert.subjectAltName ?? "", /DNS:gateway(,|$)/);
   assert.ok(new Date(cert.validTo) > new Date(Date.now() + 365 * 86_400_000), "the dev certificate expires within a year");
+  // the internal gRPC servers' certificate, and the signing key's public half the estimator verifies with
+  const internal = new X509Certificate(files["internal-tls.crt"]!);
+  assert.ok(internal.checkPrivateKey(createPrivateKey(files["internal-tls.key"]!)), "internal-tls.key does not match internal-tls.crt");
+  assert.ok(new Date(internal.validTo) > new Date(Date.now() + 365 * 86_400_000), "the internal certificate expires within a year");
+  const { createPublicKey } = await import("node:crypto");
+  assert.equal(createPublicKey(files["sa.pub"]!).export({ type: "spki", format: "pem" }), createPublicKey(createPrivateKey(files["sa.key"]!)).export({ type: "spki", format: "pem" }), "sa.pub is not sa.key's public key");
   // the external overlay ships placeholders only
   const external = dataOf(render("external").find((o) => o.kind === "Secret" && o.metadata.name.startsWith("flotilla-files"))!);
   for (const [k, v] of Object.entries(external)) assert.match(v, /^REPLACE-ME/, `external ${k} is not a placeholder`);
