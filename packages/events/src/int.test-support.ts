@@ -6,7 +6,7 @@ import { freshDatabase, uniqueName, NATS_URL, type TestDatabase } from "@flotill
 import { wakeUpsOf } from "./consumer.js";
 import { connectNats } from "./stream.js";
 import { ensureStream } from "./stream.js";
-import type { Sql } from "@flotilla/store";
+import { unpublishedCount, type Sql } from "@flotilla/store";
 
 export interface Env {
   db: TestDatabase;
@@ -67,10 +67,7 @@ export async function insertRows(sql: Sql, n: number, o: { gk?: string; objects?
   await sql`SELECT pg_notify('flotilla_outbox', '')`;
 }
 
-export async function unpublished(sql: Sql): Promise<number> {
-  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
-  return n;
-}
+export const unpublished = unpublishedCount;
 
 /** The wake-ups the stream holds (a message carries one or many). */
 export async function streamCount(jsm: JetStreamManager, stream: string): Promise<number> {

@@ -302,6 +302,48 @@ test("two relays: one is active, the other takes over when it stops or its sessi
   }
 });
 
+test("a write that commits after a later one is published too: the cursor never passes a transaction still open", async () => {
+  const e = await env();
+  const col = collector(e);
+  const relay = startRelay({ sql: e.sql, nc: e.nc, stream: e.stream, prefix: e.prefix, ...fast });
+  // the earlier transaction takes its resourceVersion (its id) first and commits last
+  const url = new URL(PG_URL);
+  url.pathname = `/${e.db.name}`;
+  const early = postgres(url.toString(), { max: 1, onnotice: () => {} });
+  let commit!: () => void;
+  const held = new Promise<void>((r) => (commit = r));
+  let begun!: () => void;
+  const started = new Promise<void>((r) => (begun = r));
+  try {
+    const tx = early.begin(async (t) => {
+      await t`SELECT pg_current_xact_id()`;
+      begun();
+      await held;
+      await t`INSERT INTO outbox (rv, gk, namespace, name, uid, type, object)
+              VALUES (pg_current_xact_id()::text::bigint, 'apps/Deployment', 'default', 'early', gen_random_uuid(), 'ADDED', '{"apiVersion":"apps/v1","kind":"Deployment"}')`;
+    });
+    await started;
+    await insertRows(e.sql, 20, { eachOwnTransaction: true });
+    // the later writes wait for the open transaction: publishing them would move the cursor past it
+    await sleep(500);
+    assert.equal(col.got.length, 0, "nothing is published past a transaction still open");
+    commit();
+    await tx;
+    await eventually(() => col.unique() === 21, { timeoutMs: 10_000, message: "every write, the early one too, published" });
+    assert.ok(col.got.some((g) => g.w.name === "early"));
+    await eventually(async () => (await unpublished(e.sql)) === 0, { timeoutMs: 5_000, message: "the cursor past every row" });
+    // one row write per pass of the relay, not one per row
+    const [{ n }] = await e.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox`;
+    assert.equal(n, 21);
+  } finally {
+    commit();
+    await early.end({ timeout: 1 });
+    await col.c.stop();
+    await relay.stop();
+    await e.close();
+  }
+});
+
 test("relay prunes published rows past the retention, keeping the newest", async () => {
   const e = await env();
   const relay = startRelay({ sql: e.sql, nc: e.nc, stream: e.stream, prefix: e.prefix, ...fast, retentionMs: 1, keepMin: 10, pruneEveryMs: 100 });

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { fetchUnpublished, holdsLock, lockConnection, lockKey, markPublished, pruneOutbox, readEpoch, tryLock as tryAdvisoryLock, withTimeout, type Sql } from "@flotilla/store";
+import { fetchUnpublished, holdsLock, lockConnection, lockKey, markPublished, pruneOutbox, publishedPrefix, readEpoch, tryLock as tryAdvisoryLock, withTimeout, type Sql } from "@flotilla/store";
 import { silentLog, retryDelay, sleep, type Log } from "./log.js";
 import { publishRows } from "./outbox.js";
 import { ensureStream, type StreamOptions } from "./stream.js";
@@ -177,8 +177,9 @@ export function startRelay(opts: RelayOptions): Relay {
     const rows = await withTimeout(fetchUnpublished(sql, cfg.batchSize), cfg.dbTimeoutMs, "outbox read");
     if (rows.length === 0) return 0;
     const res = await publishRows(client, rows, { prefix, stream, window: cfg.publishWindow, maxPerMessage: cfg.maxPerMessage, timeoutMs: cfg.publishTimeoutMs, probe, epoch });
-    // Mark what the stream has; if the mark fails the rows are republished and dropped as duplicates.
-    await withTimeout(markPublished(sql, res.published), cfg.dbTimeoutMs, "outbox mark");
+    // Move the cursor past what the stream has, up to the first row it does not; if the move
+    // fails the rows are republished and dropped as duplicates.
+    await withTimeout(markPublished(sql, publishedPrefix(rows, res.published)), cfg.dbTimeoutMs, "outbox mark");
     stats.published += res.published.length;
     stats.duplicates += res.duplicates;
     stats.batches++;

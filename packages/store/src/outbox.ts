@@ -2,11 +2,12 @@ import { transaction } from "./driver.js";
 import type { Sql } from "./driver.js";
 
 /**
- * The outbox table's queries (schema: migrations 001, 002, 006, 008): the relay reads unpublished
- * rows and marks them published; the active relay prunes published history.
+ * The outbox table's queries (schema: migrations 001, 002, 006, 008, 014): the relay reads the
+ * rows after its cursor and moves the cursor past what it published; the active relay prunes
+ * published history.
  */
 
-/** The columns of an unpublished outbox row the relay needs (never the object body). */
+/** The columns of an outbox row the relay needs (never the object body). */
 export interface OutboxRow {
   id: string;
   rv: string;
@@ -22,12 +23,32 @@ export interface OutboxRow {
   trace_context?: string | null;
 }
 
-/** Unpublished rows in id order. */
+/** A place in the outbox's (rv, id) order. */
+export interface OutboxPosition {
+  rv: string;
+  id: string;
+}
+
+/**
+ * The rows after the relay's cursor in (rv, id) order, only those below the snapshot's xmin:
+ * every transaction that could still add a row before them has ended, so the cursor never passes
+ * a row that commits later.
+ */
 export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRow[]> {
   return sql<OutboxRow[]>`
-    SELECT id::text, rv::text, gk, namespace, name, uid::text, type, object->>'apiVersion' AS api_version,
-           object->'metadata'->>'generation' AS generation, index_keys, trace_context
-    FROM outbox WHERE published_at IS NULL ORDER BY outbox.id LIMIT ${limit}`;
+    SELECT o.id::text, o.rv::text, o.gk, o.namespace, o.name, o.uid::text, o.type, o.object->>'apiVersion' AS api_version,
+           o.object->'metadata'->>'generation' AS generation, o.index_keys, o.trace_context
+    FROM outbox_watermark w, outbox o
+    WHERE (o.rv, o.id) > (w.published_rv, w.published_id)
+      AND o.rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    ORDER BY o.rv, o.id LIMIT ${limit}`;
+}
+
+/** How many rows the relay has still to publish (committed ones, after its cursor). */
+export async function unpublishedCount(sql: Sql): Promise<number> {
+  const [{ n }] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM outbox_watermark w, outbox o WHERE (o.rv, o.id) > (w.published_rv, w.published_id)`;
+  return n;
 }
 
 /** This database's outbox epoch: the prefix that keeps a new database's ids from passing for an old one's. */
@@ -36,10 +57,26 @@ export async function readEpoch(sql: Sql): Promise<string> {
   return r?.epoch ?? "";
 }
 
-export async function markPublished(sql: Sql, ids: readonly string[]): Promise<number> {
-  if (ids.length === 0) return 0;
-  const res = await sql`UPDATE outbox SET published_at = now() WHERE id = ANY(${ids as string[]}::bigint[]) AND published_at IS NULL`;
-  return res.count;
+/**
+ * The rows of `rows` (in the order fetchUnpublished gave them) up to the first one not in
+ * `published`: how far the cursor may move (undefined: not at all).
+ */
+export function publishedPrefix(rows: readonly OutboxRow[], published: readonly string[]): OutboxPosition | undefined {
+  const done = new Set(published);
+  let last: OutboxRow | undefined;
+  for (const r of rows) {
+    if (!done.has(r.id)) break;
+    last = r;
+  }
+  return last && { rv: last.rv, id: last.id };
+}
+
+/** Moves the relay's cursor to `upTo` (never back). One row write, however many rows it passes. */
+export async function markPublished(sql: Sql, upTo: OutboxPosition | undefined): Promise<void> {
+  if (!upTo) return;
+  await sql`
+    UPDATE outbox_watermark SET published_rv = ${upTo.rv}::bigint, published_id = ${upTo.id}::bigint
+    WHERE (published_rv, published_id) < (${upTo.rv}::bigint, ${upTo.id}::bigint)`;
 }
 
 export interface PruneOptions {
@@ -58,16 +95,18 @@ export interface PruneOptions {
 export async function pruneOutbox(sql: Sql, o: PruneOptions): Promise<number> {
   const keepMin = Math.max(0, Math.floor(o.keepMin ?? 0));
   return (await transaction(sql, async (tx) => {
+    // published: at or before the relay's cursor; whole resourceVersions only (the cursor may
+    // stand inside one), so the watermark says exactly which resourceVersions are gone
     const [{ max }] = await tx<{ max: string | null }[]>`
-      SELECT max(rv)::text AS max
-      FROM outbox
-      WHERE published_at IS NOT NULL
-        AND created_at < now() - ${`${Math.max(0, Math.floor(o.retentionMs))} milliseconds`}::interval
-        ${keepMin > 0 ? tx`AND id <= (SELECT id FROM outbox ORDER BY id DESC OFFSET ${keepMin} LIMIT 1)` : tx``}
+      SELECT max(o.rv)::text AS max
+      FROM outbox_watermark w, outbox o
+      WHERE o.rv < w.published_rv + CASE WHEN w.published_id = 9223372036854775807 THEN 1 ELSE 0 END
+        AND o.created_at < now() - ${`${Math.max(0, Math.floor(o.retentionMs))} milliseconds`}::interval
+        ${keepMin > 0 ? tx`AND o.id <= (SELECT id FROM outbox ORDER BY id DESC OFFSET ${keepMin} LIMIT 1)` : tx``}
         -- never a row a watch may not have been shown yet (a long transaction anywhere holds them back)
-        AND rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+        AND o.rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
     if (!max) return 0;
-    const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint AND published_at IS NOT NULL`;
+    const res = await tx`DELETE FROM outbox WHERE rv <= ${max}::bigint`;
     await tx`UPDATE outbox_watermark SET pruned_rv = greatest(pruned_rv, ${max}::bigint)`;
     return res.count;
   })) as number;

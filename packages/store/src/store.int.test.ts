@@ -1,6 +1,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { freshDatabase, eventually, sleep, type TestDatabase } from "@flotilla/testkit";
+import { ageOutbox, freshDatabase, eventually, sleep, type TestDatabase } from "@flotilla/testkit";
 import { ObjectStore, parseOutboxNotice, type ListOptions, type ListResult, type WatchEvent } from "@flotilla/store";
 import { matchesRequirements, parseSelector, type BadRequestError, type InvalidError, type KubeObject } from "@flotilla/api";
 
@@ -316,7 +316,7 @@ describe("object store", () => {
   });
 
   test("a watch from before the pruned history is Gone", async () => {
-    await db.sql`UPDATE outbox SET published_at = now(), created_at = now() - interval '1 hour'`;
+    await ageOutbox(db.sql);
     const pruned = await store.pruneOutbox(60_000);
     assert.ok(pruned > 0);
     await assert.rejects(store.watch("/ConfigMap", { resourceVersion: "1" }), { name: "GoneError" });
@@ -499,7 +499,7 @@ describe("paged lists", () => {
 
   test("pruning raises the watermark, never to or past a resourceVersion a new list could get", async () => {
     await store.create({ ...cm("later"), metadata: { name: "later", namespace: "ns-z" } });
-    await db.sql`UPDATE outbox SET published_at = now(), created_at = now() - interval '1 hour'`;
+    await ageOutbox(db.sql);
     await store.pruneOutbox(60_000);
     const [{ pruned }] = await db.sql<{ pruned: string }[]>`SELECT pruned_rv::text AS pruned FROM outbox_watermark`;
     const fresh = await store.list(CM, { limit: 10 });

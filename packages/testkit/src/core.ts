@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { openDatabase, type Database } from "@flotilla/store";
+import { openDatabase, type Database, type Sql } from "@flotilla/store";
 
 export const PG_URL = process.env.DATABASE_URL_ADMIN ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
@@ -59,3 +59,12 @@ export async function eventually<T>(check: () => T | Promise<T>, opts: { timeout
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Makes every outbox row so far published and an hour old, so that pruning (retention under an
+ * hour) takes it: the tests of what a pruned history answers.
+ */
+export async function ageOutbox(sql: Sql): Promise<void> {
+  await sql`UPDATE outbox SET created_at = now() - interval '1 hour'`;
+  await sql`UPDATE outbox_watermark SET published_rv = (SELECT coalesce(max(rv), 0) FROM outbox), published_id = 9223372036854775807`;
+}

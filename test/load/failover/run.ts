@@ -13,7 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { rfc3339, type Cluster, type Placement, type ResourceBinding } from "@flotilla/api";
-import { ObjectStore } from "@flotilla/store";
+import { ObjectStore, unpublishedCount } from "@flotilla/store";
 import { NATS_URL, freshDatabase, uniqueName } from "@flotilla/testkit";
 import { freePort } from "../lib/proc.js";
 
@@ -153,7 +153,7 @@ async function main() {
     for (let quiet = 0; quiet < 3; ) {
       await sleep(300);
       try {
-        const [{ n }] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
+        const n = await unpublishedCount(db.sql);
         const busy = await Promise.all(ports.map(async (p) => {
           const text = await (await fetch(`http://127.0.0.1:${p}/metrics`)).text();
           return text.split("\n").some((l) => /^flotilla_controller_(queue_depth|in_flight)\{/.test(l) && !l.endsWith(" 0"));

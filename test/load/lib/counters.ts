@@ -1,6 +1,7 @@
 // Counters read before and after a load phase: Postgres transactions of one database,
 // JetStream deliveries per consumer, the CPU of that database's backends, and the outbox.
 import type { Sql } from "postgres";
+import { unpublishedCount } from "@flotilla/store";
 import { connectNats, jetstreamManager } from "@flotilla/events";
 import { NATS_URL } from "@flotilla/testkit";
 import { cpuMs } from "./proc.js";
@@ -30,10 +31,7 @@ export function backendCpuDelta(before: ReadonlyMap<number, number>, after: Read
 }
 
 /** Outbox rows the relay has not published yet. */
-export async function unpublished(sql: Sql): Promise<number> {
-  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`;
-  return n;
-}
+export const unpublished = unpublishedCount;
 
 /** Object writes so far: the outbox's id sequence (every write adds one row; pruning does not lower it). */
 export async function outboxWrites(sql: Sql): Promise<number> {

@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { ListRequestSchema, ObjectService } from "@flotilla/proto";
 import { grpcServiceDefinition } from "@flotilla/proto/grpc";
 import { ObjectStore } from "@flotilla/store";
-import { eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
+import { ageOutbox, eventually, freshDatabase, type TestDatabase } from "@flotilla/testkit";
 import type { KubeObject } from "@flotilla/api";
 import { bearer, grpcAuth, injectAsAdmin, testGatewayDeps } from "../access.test-support.js";
 import { buildGateway, type Gateway } from "../app.js";
@@ -181,7 +181,7 @@ describe("lists through the gateway: limit, continue, streaming", () => {
   test("a continue token older than the watch history is 410 Expired", async () => {
     const first = (await get(`${WORKS}?limit=10`)).json<List>();
     await store.create(work("karmada-es-member3", 0));
-    await db.sql`UPDATE outbox SET published_at = now(), created_at = now() - interval '1 hour'`;
+    await ageOutbox(db.sql);
     const token = `${WORKS}?continue=${encodeURIComponent(first.metadata.continue!)}`;
     // a transaction open anywhere on the server (another test's database too) holds the prune back until it ends
     await eventually(async () => (await store.pruneOutbox(60_000), (await get(token)).statusCode === 410), { timeoutMs: 10_000, message: "the outbox was not pruned" });
