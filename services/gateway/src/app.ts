@@ -7,7 +7,7 @@ import type { ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
 import { ObjectApi, type AdmissionSettings } from "./objects.js";
 import { GuardedObjectApi } from "./admission/object-api.js";
-import { MAX_REQUEST_BYTES, UnsupportedMediaTypeError } from "@flotilla/api";
+import { MAX_REQUEST_BYTES, TooManyRequestsError, UnsupportedMediaTypeError } from "@flotilla/api";
 import { BODY_MEDIA_TYPES, checkCharset, mediaType, registerKubeRoutes } from "./http/routes.js";
 import { toHttpError } from "./logic/status.js";
 import { registerOpenApiRoutes } from "./http/openapi.js";
@@ -64,6 +64,7 @@ export interface Gateway {
 
 /** Answers an error as a Kubernetes Status (toHttpError); a 5xx is logged, its body says nothing of the cause. */
 function sendError(reply: FastifyReply, err: unknown): void {
+  if (err instanceof TooManyRequestsError) void reply.header("retry-after", String(err.retryAfterSeconds));
   const mapped = toHttpError(err);
   if (mapped.code >= 500) reply.log.error({ err }, "request failed");
   void reply.code(mapped.code).type("application/json").send(mapped.body);
@@ -92,8 +93,14 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     logController: new LogController({ disableRequestLogging: true }),
     // Kubernetes' request limit: a bigger body is a 413 RequestEntityTooLarge Status
     bodyLimit: MAX_REQUEST_BYTES,
-    // errors fastify answers before a route runs (a malformed percent-escape, a too long URL) as Status bodies
-    frameworkErrors: (err, _req, reply) => sendError(reply, err),
+    // errors fastify finds before any hook runs (a malformed percent-escape, a too long URL) as
+    // Status bodies, once the caller is authenticated: an anonymous caller gets its 401 first
+    frameworkErrors: (err, req, reply) => {
+      gate.authenticate({ authorization: req.headers.authorization, client: req.ip, record: {} }).then(
+        () => sendError(reply, err),
+        (e: unknown) => sendError(reply, e),
+      );
+    },
     clientErrorHandler: statusOnClientError,
   }) as unknown as FastifyInstance;
 
@@ -155,9 +162,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   http.get("/version", async () => ({ major: "1", minor: "29", gitVersion: `v1.29.0-flotilla.${deps.version ?? "0.1.0"}`, platform: `${process.platform}/${process.arch}` }));
   // /healthz, /livez, /readyz and /metrics (behind authentication like every non-public path), the gRPC object service
   let collector: EventCollector | undefined;
-  const grpcGate = grpcGuard(gate, api);
   const host = new ServiceHost({ name: "gateway", log: deps.log, metrics, ready: deps.ready, http })
-    .grpc(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGate.guard, grpcGate.done), {
+    .grpc(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGuard(gate, api)), {
       // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
       options: { "grpc.max_receive_message_length": MAX_REQUEST_BYTES },
       credentials: deps.tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: deps.tls.cert, private_key: deps.tls.key }], false) : undefined,

@@ -95,21 +95,38 @@ function toGrpcError(e: unknown): grpc.ServiceError {
   return statusServiceError(err.code, err.toStatus());
 }
 
+/** A caller authenticated and within its request rate (CallGuard.authenticate). */
+export interface Caller {
+  /** Authorizes the verb on the scope and name as RBAC decides (else the 403 error); the API to use for the call. */
+  authorize(verb: string, s: Scope, name?: string, subresource?: string): ObjectApi;
+  /** Takes one of the user's open-watch slots, the ones its REST watches take too (else the 429 error); the result gives it back. */
+  holdWatch(): () => void;
+}
+
 /**
- * Authenticates a call (its `authorization` metadata, as the REST `Authorization` header) and
- * authorizes the verb on the scope and name; throws the 401/403 error otherwise.
+ * The gRPC front's gatekeeping, the REST front's: `authenticate` (the `authorization` metadata
+ * as the REST `Authorization` header) is the first thing a call does, before its request is
+ * looked at, so that an anonymous caller learns nothing from the arguments it sends; `done`
+ * audits the call when it is answered.
  */
-export type CallGuard = (metadata: grpc.Metadata, verb: string, s: Scope, name?: string, subresource?: string) => Promise<ObjectApi>;
+export interface CallGuard {
+  authenticate(call: GrpcCall, verb: string): Promise<Caller>;
+  done(call: GrpcCall, err: unknown): void;
+}
+
+/** What the guard reads of a call: its metadata, its peer and its method. */
+export type GrpcCall = Pick<grpc.ServerUnaryCall<unknown, unknown>, "metadata" | "getPeer" | "getPath">;
 
 /** The ObjectService implementation over the same ObjectApi the REST routes use. */
-export function objectServiceHandlers(log: Logger, guard: CallGuard, done: (md: grpc.Metadata, method: string, err: unknown) => void = () => {}): grpc.UntypedServiceImplementation {
-  const unary = <Req, Res>(fn: (req: Req, md: grpc.Metadata) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
-    Promise.resolve(call.request)
-      .then((req) => (rejectMalformed(req), fn(req, call.metadata)))
+export function objectServiceHandlers(log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
+  const unary = <Req, Res>(verb: string, fn: (req: Req, caller: Caller) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
+    guard
+      .authenticate(call, verb)
+      .then((caller) => (rejectMalformed(call.request), fn(call.request, caller)))
       .then(
-        (r) => (done(call.metadata, call.getPath(), undefined), cb(null, r)),
+        (r) => (guard.done(call, undefined), cb(null, r)),
         (e) => {
-          done(call.metadata, call.getPath(), e);
+          guard.done(call, e);
           const ge = toGrpcError(e);
           if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
           cb(ge);
@@ -119,16 +136,14 @@ export function objectServiceHandlers(log: Logger, guard: CallGuard, done: (md: 
       .catch((err: unknown) => log.error({ err }, "grpc answer failed"));
   };
   return {
-    get: unary(async (req: { key?: ObjectKey }, md) => {
+    get: unary("get", async (req: { key?: ObjectKey }, caller) => {
       const s = scopeOf(req.key);
-      const api = await guard(md, "get", s, req.key!.name);
-      return toProtoObject(await api.get(s, req.key!.name));
+      return toProtoObject(await caller.authorize("get", s, req.key!.name).get(s, req.key!.name));
     }),
-    list: unary(async (req: ListRequest, md) => {
+    list: unary("list", async (req: ListRequest, caller) => {
       checkParameters({ labelSelector: req.labelSelector, continue: req.continue });
       const s = scopeOf(req.key);
-      const api = await guard(md, "list", s);
-      const r = await api.list(s, { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
+      const r = await caller.authorize("list", s).list(s, { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
       return create(ListResponseSchema, {
         resourceVersion: r.resourceVersion,
         items: r.items.map(toProtoObject),
@@ -136,27 +151,25 @@ export function objectServiceHandlers(log: Logger, guard: CallGuard, done: (md: 
         remainingItemCount: r.remainingItemCount === undefined ? undefined : BigInt(r.remainingItemCount),
       });
     }),
-    history: unary(async (req: HistoryRequest, md) => {
+    history: unary("get", async (req: HistoryRequest, caller) => {
       const s = scopeOf(req.key);
       if (!hasPlacementHistory(s.type)) throw new BadRequestError(`${s.type.kind} has no placement history: only ResourceBinding and ClusterResourceBinding do`, [{ field: "key.kind", reason: "FieldValueNotSupported", message: "must be ResourceBinding or ClusterResourceBinding" }]);
-      const api = await guard(md, "get", s, req.key!.name, "history");
-      const list = await api.history(s, req.key!.name, { limit: Number(req.limit) });
+      const list = await caller.authorize("get", s, req.key!.name, "history").history(s, req.key!.name, { limit: Number(req.limit) });
       return fromJson(PlacementChangeListSchema, list as unknown as JsonValue, { ignoreUnknownFields: true });
     }),
-    create: unary(async (req: { object?: Object$ }, md) => {
+    create: unary("create", async (req: { object?: Object$ }, caller) => {
       const { object, scope } = fromProtoObject(req.object);
-      const api = await guard(md, "create", scope);
-      return toProtoObject(await api.create(scope, object));
+      return toProtoObject(await caller.authorize("create", scope).create(scope, object));
     }),
-    update: unary(async (req: { object?: Object$; status: boolean }, md) => {
+    update: unary("update", async (req: { object?: Object$; status: boolean }, caller) => {
       const { object, scope } = fromProtoObject(req.object);
-      const api = await guard(md, "update", scope, object.metadata?.name ?? "", req.status ? "status" : undefined);
-      return toProtoObject(await api.update(scope, object.metadata?.name ?? "", object, req.status ? "status" : undefined));
+      const name = object.metadata?.name ?? "";
+      const sub = req.status ? "status" : undefined;
+      return toProtoObject(await caller.authorize("update", scope, name, sub).update(scope, name, object, sub));
     }),
-    delete: unary(async (req: { key?: ObjectKey }, md) => {
+    delete: unary("delete", async (req: { key?: ObjectKey }, caller) => {
       const s = scopeOf(req.key);
-      const api = await guard(md, "delete", s, req.key!.name);
-      const o = (await api.delete(s, req.key!.name)) ?? { apiVersion: req.key!.apiVersion, kind: req.key!.kind, metadata: { name: req.key!.name } };
+      const o = (await caller.authorize("delete", s, req.key!.name).delete(s, req.key!.name)) ?? { apiVersion: req.key!.apiVersion, kind: req.key!.kind, metadata: { name: req.key!.name } };
       return toProtoObject(o);
     }),
     watch: (call: grpc.ServerWritableStream<{ key?: ObjectKey; labelSelector: string; resourceVersion: string }, unknown>) => {
@@ -164,19 +177,27 @@ export function objectServiceHandlers(log: Logger, guard: CallGuard, done: (md: 
       call.on("cancelled", () => ac.abort());
       call.on("close", () => ac.abort());
       (async () => {
+        let release = () => {};
         try {
+          const caller = await guard.authenticate(call, "watch");
           rejectMalformed(call.request);
           checkParameters({ labelSelector: call.request.labelSelector, resourceVersion: call.request.resourceVersion });
           const s = scopeOf(call.request.key);
           const name = call.request.key?.name;
-          const api = await guard(call.metadata, "watch", s, name || undefined);
+          const api = caller.authorize("watch", s, name || undefined);
+          release = caller.holdWatch();
           for await (const e of await api.watch(s, { labelSelector: call.request.labelSelector || undefined, resourceVersion: call.request.resourceVersion || undefined, signal: ac.signal })) {
             if (name && e.object.metadata.name !== name) continue;
             call.write(create(WatchEventSchema, { type: e.type, object: toProtoObject(e.object) }));
           }
+          guard.done(call, undefined);
           call.end();
         } catch (e) {
-          call.destroy(toGrpcError(e));
+          guard.done(call, e);
+          // the stream's "error" event, not destroy(): grpc-js sends the status on it and ends the call, a destroyed stream never answers
+          if (!ac.signal.aborted) call.emit("error", toGrpcError(e));
+        } finally {
+          release();
         }
       })().catch((err: unknown) => log.error({ err }, "grpc watch failed"));
     },

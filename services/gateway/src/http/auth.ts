@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type * as grpc from "@grpc/grpc-js";
 import { BadRequestError, CORE, type FieldError, TooManyRequestsError, UnauthorizedError } from "@flotilla/api";
 import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
@@ -7,7 +6,7 @@ import { RateLimiter, Slots } from "../logic/limits.js";
 import { AUTHENTICATED_GROUP, SUPERUSER_GROUP, rulesFor, userInfoJson, type Attributes, type UserInfo } from "../logic/rbac.js";
 import { toHttpError } from "../logic/status.js";
 import { PUBLIC_PATHS, requestAttributes } from "../logic/access.js";
-import type { CallGuard } from "../grpc.js";
+import type { CallGuard, GrpcCall } from "../grpc.js";
 import type { ObjectApi } from "../objects.js";
 import { OBJECT_MEDIA_TYPES, mediaType, readBody } from "./routes.js";
 import { PROTOBUF_MEDIA_TYPE, decodeSelfSubjectAccessReviewSpec, decodeSelfSubjectRulesReviewNamespace, decodeTokenRequest } from "../logic/protobuf.js";
@@ -71,17 +70,34 @@ export class Gatekeeper {
     headers?: Record<string, string | string[] | undefined>;
     record: { user?: UserInfo; impersonator?: UserInfo; reason?: string };
   }): Promise<{ user: UserInfo; exempt: boolean }> {
+    return this.authorize(await this.authenticate(o), o);
+  }
+
+  /**
+   * The first step of every call on either front, before anything else of the call is read (its
+   * URL's or message's arguments included): the authenticated user, kept to its request rate;
+   * else the 401, or the 429 once the client address has failed to authenticate too often (one
+   * bucket per address, the same for REST and gRPC calls).
+   */
+  async authenticate(o: { authorization: string | undefined; client?: string; record: { user?: UserInfo } }): Promise<UserInfo> {
     const authn = await this.g.access.authenticator.authenticate(o.authorization);
     if (!authn) {
       // guessing tokens is slowed down per client address
-      const wait = o.client ? this.failures.take(`ip:${o.client}`) : 0;
+      const wait = o.client ? this.failures.take(`ip:${addressKey(o.client)}`) : 0;
       if (wait) throw new TooManyRequestsError(`too many failed authentications from this address; retry in ${wait} s`, wait);
       throw new UnauthorizedError();
     }
     o.record.user = authn;
-    const exempt = authn.groups.includes(SUPERUSER_GROUP);
-    const wait = exempt ? 0 : (this.rate?.take(`user:${authn.name}`) ?? 0);
+    const wait = isExempt(authn) ? 0 : (this.rate?.take(`user:${authn.name}`) ?? 0);
     if (wait) throw new TooManyRequestsError(`user ${JSON.stringify(authn.name)} is over its request rate (${this.limits.ratePerSecond}/s); retry in ${wait} s`, wait);
+    return authn;
+  }
+
+  /** The user an authenticated call runs as (impersonated when its headers ask), authorized by RBAC; else the 403. */
+  authorize(
+    authn: UserInfo,
+    o: { attrs: Attributes; headers?: Record<string, string | string[] | undefined>; record: { user?: UserInfo; impersonator?: UserInfo; reason?: string } },
+  ): { user: UserInfo; exempt: boolean } {
     const user = o.headers ? impersonate(this.g.access, authn, o.headers) : authn;
     if (user !== authn) Object.assign(o.record, { user, impersonator: authn });
     try {
@@ -90,7 +106,7 @@ export class Gatekeeper {
       o.record.reason = (e as Error).message;
       throw e;
     }
-    return { user, exempt };
+    return { user, exempt: isExempt(authn) };
   }
 
   /** A watch slot of the user (released by the caller), or the 429 error. */
@@ -100,6 +116,14 @@ export class Gatekeeper {
     if (!release) throw new TooManyRequestsError(`user ${JSON.stringify(user.name)} has ${this.limits.watchesPerUser} watches open; retry in 5 s`, 5);
     return release;
   }
+}
+
+/** Members of system:masters are exempt from the request rate and the watch cap. */
+const isExempt = (u: UserInfo) => u.groups.includes(SUPERUSER_GROUP);
+
+/** A client address as one failed-authentication bucket: an IPv4 address mapped into IPv6 is the IPv4 address. */
+function addressKey(address: string): string {
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
 }
 
 /** A review's or request's JSON or YAML body (readBody: 415 for other media types), which must be an object. */
@@ -126,14 +150,9 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
     const attrs = requestAttributes(req.method, req.url);
     const authz: NonNullable<FastifyRequest["authz"]> = { attrs, receivedAt: new Date() };
     req.authz = authz;
-    try {
-      const { user, exempt } = await gate.admit({ authorization: req.headers.authorization, client: req.ip, attrs, headers: req.headers, record: authz });
-      req.user = user;
-      if (attrs.verb === "watch") reply.raw.once("close", gate.watch(user, exempt));
-    } catch (e) {
-      if (e instanceof TooManyRequestsError) void reply.header("retry-after", String(e.retryAfterSeconds));
-      throw e;
-    }
+    const { user, exempt } = await gate.admit({ authorization: req.headers.authorization, client: req.ip, attrs, headers: req.headers, record: authz });
+    req.user = user;
+    if (attrs.verb === "watch") reply.raw.once("close", gate.watch(user, exempt));
   });
   app.addHook("onResponse", async (req, reply) => {
     const a = req.authz;
@@ -263,25 +282,40 @@ export function apiForUser(api: ObjectApi, access: Access, user: UserInfo): Obje
 }
 
 /**
- * The gRPC front's guard: the `authorization` metadata admitted as a REST request is (rate,
- * RBAC), the call audited when it ends (`done`); returns the API to use for the call.
+ * The gRPC front's guard: a call is authenticated, kept to its rate and authorized as a REST
+ * request is (the same Gatekeeper: one failed-authentication bucket per client address, one
+ * request rate and one watch cap per user across both fronts), and audited when it is answered.
  */
-export function grpcGuard(gate: Gatekeeper, api: ObjectApi): { guard: CallGuard; done: (md: grpc.Metadata, method: string, err: unknown) => void } {
-  type Call = { attrs: Attributes; receivedAt: Date; user?: UserInfo; reason?: string };
-  const calls = new WeakMap<grpc.Metadata, Call>();
+export function grpcGuard(gate: Gatekeeper, api: ObjectApi): CallGuard {
+  type Call = { attrs: Attributes; receivedAt: Date; sourceIP: string; user?: UserInfo; reason?: string };
+  const calls = new WeakMap<GrpcCall, Call>();
   return {
-    guard: async (md, verb, s, name, subresource) => {
-      const attrs: Attributes = { resourceRequest: true, verb, apiGroup: s.type.group, resource: s.type.plural, subresource, namespace: s.namespace, name: name || undefined };
-      const call: Call = { attrs, receivedAt: new Date() };
-      calls.set(md, call);
-      const header = md.get("authorization")[0];
-      const { user } = await gate.admit({ authorization: typeof header === "string" ? header : undefined, attrs, record: call });
-      return apiForUser(api, gate.g.access, user);
+    authenticate: async (c, verb) => {
+      const sourceIP = peerAddress(c.getPeer());
+      // until its arguments are read, a call is described by its method
+      const call: Call = { attrs: { resourceRequest: false, verb, path: c.getPath() }, receivedAt: new Date(), sourceIP };
+      calls.set(c, call);
+      const header = c.metadata.get("authorization")[0];
+      const authn = await gate.authenticate({ authorization: typeof header === "string" ? header : undefined, client: sourceIP, record: call });
+      return {
+        authorize: (v, s, name, subresource) => {
+          call.attrs = { resourceRequest: true, verb: v, apiGroup: s.type.group, resource: s.type.plural, subresource, namespace: s.namespace, name: name || undefined };
+          const { user } = gate.authorize(authn, { attrs: call.attrs, record: call });
+          return apiForUser(api, gate.g.access, user);
+        },
+        holdWatch: () => gate.watch(authn, isExempt(authn)),
+      };
     },
-    done: (md, method, err) => {
-      const call = calls.get(md);
+    done: (c, err) => {
+      const call = calls.get(c);
       if (!call) return;
-      gate.g.audit.record({ uri: method, attrs: call.attrs, user: call.user, code: err === undefined ? 200 : toHttpError(err).code, receivedAt: call.receivedAt, reason: call.reason });
+      gate.g.audit.record({ uri: c.getPath(), attrs: call.attrs, user: call.user, sourceIP: call.sourceIP, code: err === undefined ? 200 : toHttpError(err).code, receivedAt: call.receivedAt, reason: call.reason });
     },
   };
+}
+
+/** The address of a gRPC peer ("127.0.0.1:53211", "::1:53211"): its port cut off. */
+function peerAddress(peer: string): string {
+  const m = /^\[?(.*?)\]?:\d+$/.exec(peer);
+  return m ? m[1]! : peer;
 }
