@@ -207,6 +207,8 @@ describe("hostile input", () => {
     rejected(await inject("PATCH", `${DEPLOY}/web`, { spec: { template: { spec: { containers: [{ name: "c", resources: { limits: { cpu: " 1" } } }] } } } }, "application/strategic-merge-patch+json"), 422, "spec.template.spec.containers[0].resources.limits[cpu]");
     const work = { apiVersion: "work.karmada.io/v1alpha1", kind: "Work", metadata: { name: "spaced" }, spec: { workload: { manifests: [{ ...withResources("spaced", { requests: { cpu: "1Gi " } }), metadata: { name: "spaced", namespace: "default" } }] } } };
     rejected(await inject("POST", "/apis/work.karmada.io/v1alpha1/namespaces/karmada-es-member1/works", work), 422, "spec.workload.manifests[0].spec.template.spec.containers[0].resources.requests[cpu]");
+    const overGrpc = await grpcCall(client, "create", create(CreateRequestSchema, { object: { object: { case: "template", value: { ...withResources("spaced", { requests: { cpu: "1Gi " } }), metadata: { name: "spaced", namespace: "default" } } } } } as never));
+    assert.equal(grpc.status[overGrpc.code], "INVALID_ARGUMENT", overGrpc.details);
     assert.equal(await writes(), n, "rejected requests write nothing");
     assert.equal((await inject("POST", DEPLOY, withResources("unspaced", { requests: { cpu: "1", memory: "1Gi" } }))).statusCode, 201);
   });
