@@ -84,3 +84,203 @@ export class LimitLeases {
     return out;
   }
 }
+
+export interface FleetSharesOptions {
+  sql: Sql;
+  /** This replica's name, unique among the live replicas of the service. */
+  holder: string;
+  /** Time between two renewals (default 2 s). */
+  renewMs?: number;
+  /** A row not renewed for this long is dead (default three renewals). */
+  ttlMs?: number;
+  /** A limit not used for this long is given back (default 30 s). */
+  idleMs?: number;
+  /** A renewal failed (the shares of the last one stay in force). */
+  onError?: (err: unknown) => void;
+  /** Monotonic milliseconds (tests may pass their own). */
+  clock?: () => number;
+}
+
+interface Tracked {
+  /** Asks since the last renewal. */
+  asked: number;
+  lastUsed: number;
+  /** The other holders' rows as of the last renewal that included this limit (undefined: none yet). */
+  others?: LimitHolder[];
+  /** What this replica reported at that renewal. */
+  mine?: LimitHolder;
+  ready?: Promise<void>;
+  resolve?: () => void;
+}
+
+/**
+ * This replica's shares of fleet-wide limits (eviction rates, per-user request rates and watch
+ * caps), by lease: every `renewMs` one statement (`LimitLeases.renew`) renews this replica's row
+ * of every limit it used lately, with its demand (asks per second over the period, plus what
+ * waits or is held open now), and reads the other live rows; the caller divides the limit with
+ * `rateShare`/`countShare` (@flotilla/api) from that snapshot, so a grant costs no statement.
+ * A limit first used here is renewed at once (its first grants wait for that), and a limit not
+ * used for `idleMs` is given back. A renewal that fails leaves the last shares in force; a
+ * replica that dies leaves its rows to expire after `ttlMs`, its share unused until then.
+ */
+export class FleetShares {
+  private readonly leases: LimitLeases;
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly dropped = new Set<string>();
+  private readonly readers = new Map<string, () => { waiting?: number; held?: number }>();
+  private readonly renewMs: number;
+  private readonly ttlMs: number;
+  private readonly idleMs: number;
+  private readonly clock: () => number;
+  private timer?: NodeJS.Timeout;
+  private soon?: NodeJS.Timeout;
+  private again?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private lastRound: number;
+  private stopped = false;
+  readonly stats = { rounds: 0, failedRounds: 0 };
+
+  constructor(private readonly o: FleetSharesOptions) {
+    this.leases = new LimitLeases(o.sql);
+    this.renewMs = o.renewMs ?? 2000;
+    this.ttlMs = o.ttlMs ?? 3 * this.renewMs;
+    this.idleMs = o.idleMs ?? 30_000;
+    this.clock = o.clock ?? (() => performance.now());
+    this.lastRound = this.clock();
+  }
+
+  get holder(): string {
+    return this.o.holder;
+  }
+
+  /** Renews every `renewMs` from now on (limits used before start are renewed at once). */
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => void this.round(), this.renewMs);
+    this.timer.unref();
+    if (this.tracked.size) this.nudge();
+  }
+
+  /** Stops renewing and gives this replica's rows back. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearTimeout(this.soon);
+    clearTimeout(this.again);
+    await this.running?.catch(() => undefined);
+    const mine = [...this.tracked.keys()];
+    this.tracked.clear();
+    if (mine.length) await this.leases.renew({ holder: this.o.holder, ttlMs: this.ttlMs, leases: [], drop: mine }).catch(() => undefined);
+  }
+
+  private track(limit: string): Tracked {
+    let t = this.tracked.get(limit);
+    if (!t) {
+      t = { asked: 0, lastUsed: this.clock() };
+      t.ready = new Promise<void>((resolve) => (t!.resolve = resolve));
+      this.tracked.set(limit, t);
+      this.dropped.delete(limit);
+      this.nudge();
+    }
+    t.lastUsed = this.clock();
+    return t;
+  }
+
+  /** Counts `n` asks of `limit` here (requests, evictions; granted or refused). */
+  ask(limit: string, n = 1): void {
+    this.track(limit).asked += n;
+  }
+
+  /** What waits for `limit` or is held open under it here now, read at each renewal (registering it does not use the limit). */
+  levels(limit: string, read: () => { waiting?: number; held?: number }): void {
+    this.readers.set(limit, read);
+  }
+
+  /** Resolves once `limit` was renewed here (at once when it was already). */
+  ready(limit: string): Promise<void> {
+    return this.track(limit).ready!;
+  }
+
+  /** Whether `limit` has a snapshot of the fleet yet. */
+  known(limit: string): boolean {
+    return this.tracked.get(limit)?.others !== undefined;
+  }
+
+  /**
+   * The fleet's other holders of `limit` and this replica's own numbers, as of the last renewal
+   * (none yet: alone), for rateShare/countShare.
+   */
+  snapshot(limit: string): { me: LimitHolder; others: LimitHolder[] } {
+    const t = this.track(limit);
+    return { me: t.mine ?? { holder: this.o.holder, demand: 0, used: 0 }, others: t.others ?? [] };
+  }
+
+  /** Asks for a renewal within a few milliseconds (a limit newly used here). */
+  nudge(): void {
+    if (this.stopped || this.soon || !this.timer) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      void this.round();
+    }, 5);
+  }
+
+  /** One renewal of every limit used lately (and the give-back of those idle). */
+  async round(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.renew().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async renew(): Promise<void> {
+    const now = this.clock();
+    // per second over the period, counted as at least one renewal long (an early renewal does not inflate it)
+    const seconds = Math.max(this.renewMs, now - this.lastRound) / 1000;
+    const rows: { limit: string; demand: number; used: number }[] = [];
+    const asked = new Map<string, number>();
+    for (const [limit, t] of this.tracked) {
+      const l = this.readers.get(limit)?.() ?? {};
+      if (now - t.lastUsed > this.idleMs && !(l.held ?? 0) && !(l.waiting ?? 0)) {
+        this.tracked.delete(limit);
+        this.dropped.add(limit);
+        continue;
+      }
+      asked.set(limit, t.asked);
+      rows.push({ limit, demand: t.asked / seconds + (l.waiting ?? 0) + (l.held ?? 0), used: l.held ?? 0 });
+    }
+    const drop = [...this.dropped];
+    if (!rows.length && !drop.length) return;
+    this.stats.rounds++;
+    try {
+      const got = await this.leases.renew({ holder: this.o.holder, ttlMs: this.ttlMs, leases: rows, drop });
+      this.lastRound = now;
+      for (const l of drop) this.dropped.delete(l);
+      let first = false;
+      for (const r of rows) {
+        const t = this.tracked.get(r.limit);
+        if (!t) continue;
+        first ||= t.others === undefined;
+        t.asked -= asked.get(r.limit) ?? 0;
+        const all = got.get(r.limit) ?? [];
+        t.others = all.filter((h) => h.holder !== this.o.holder);
+        t.mine = { holder: this.o.holder, demand: r.demand, used: r.used };
+        t.resolve?.();
+        t.resolve = undefined;
+      }
+      // replicas that start on a limit together each saw only those before them: look again soon
+      if (first && !this.stopped) {
+        clearTimeout(this.again);
+        this.again = setTimeout(() => void this.round(), Math.max(5, Math.round(this.renewMs / 8)));
+        this.again.unref();
+      }
+    } catch (e) {
+      this.stats.failedRounds++;
+      this.o.onError?.(e);
+      // those waiting for a first snapshot go ahead on what they have (alone)
+      for (const r of rows) {
+        const t = this.tracked.get(r.limit);
+        t?.resolve?.();
+        if (t) t.resolve = undefined;
+      }
+    }
+  }
+}

@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { FastifyInstance } from "fastify";
 import { subjectFor } from "@flotilla/events";
 import { LastSignatures, Metrics, ServiceHost, type ServiceDeps, byObjectKey, createController, wireWakeUps, type Controller } from "@flotilla/runtime";
-import { ClusterReader, EventRecorder, clustersIn, databaseProbe } from "@flotilla/store";
+import { ClusterReader, EventRecorder, FleetShares, clustersIn, databaseProbe } from "@flotilla/store";
 import { GK, type WakeUp } from "@flotilla/api";
 import { noExecuteSignature } from "./logic/taints.js";
 import type { Config } from "./config.js";
@@ -22,6 +23,7 @@ export type AppDeps = ServiceDeps<Config>;
 export const TAINT_MANAGER_METRICS = {
   evictions: "flotilla_taint_manager_evictions_total",
   evictionRate: "flotilla_taint_manager_eviction_rate",
+  evictionRateShare: "flotilla_taint_manager_eviction_rate_share",
   evictionsPaced: "flotilla_taint_manager_evictions_paced_total",
   evictionWait: "flotilla_taint_manager_eviction_wait_seconds_total",
   clusters: "flotilla_taint_manager_clusters",
@@ -31,6 +33,8 @@ export interface App {
   http: FastifyInstance;
   controllers: { cluster: Controller; taintPolicy: Controller; taintManager: Controller; bindingEviction: Controller };
   pacer: EvictionPacer;
+  /** This replica's leases on fleet-wide limits (the eviction rate). */
+  shares: FleetShares;
   metrics: Metrics;
   /** Starts the controllers and the wake-up consumers, then reconciles every cluster once. */
   start(): Promise<void>;
@@ -50,10 +54,18 @@ export function buildApp(deps: AppDeps): App {
     onError: (err, e) => log.warn({ err, reason: e.reason }, "recording an event failed"),
   });
   const base: ControllerDeps = { store, cfg, events, now, log };
+  // this replica's share of the fleet's eviction rate (one row in limit_leases, renewed every LIMIT_LEASE_RENEW_INTERVAL while it evicts)
+  const shares = new FleetShares({
+    sql: deps.sql,
+    holder: `${COMPONENT}/${deps.host ?? hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
+    renewMs: cfg.LIMIT_LEASE_RENEW_INTERVAL,
+    onError: (err) => log.warn({ err }, "renewing the eviction rate's lease failed; the last share stays in force"),
+  });
   const pacer = new EvictionPacer(
     store,
     { rate: cfg.RESOURCE_EVICTION_RATE, secondaryRate: cfg.SECONDARY_RESOURCE_EVICTION_RATE, unhealthyThreshold: cfg.UNHEALTHY_CLUSTER_THRESHOLD, refreshMs: cfg.FLEET_HEALTH_REFRESH },
     () => now().getTime(),
+    shares,
   );
   const clusters = clustersIn(store);
   const listClusters = async () => (await clusters.keys()).map((k) => k.key);
@@ -99,8 +111,11 @@ export function buildApp(deps: AppDeps): App {
     return [name];
   };
   const controllers = { cluster, taintPolicy, taintManager, bindingEviction };
-  metrics.gauge(TAINT_MANAGER_METRICS.evictionRate, "Evictions per second allowed now.", [], function () {
+  metrics.gauge(TAINT_MANAGER_METRICS.evictionRate, "Evictions per second allowed now, across the fleet of taint-manager replicas.", [], function () {
     this.set(pacer.stats.rate);
+  });
+  metrics.gauge(TAINT_MANAGER_METRICS.evictionRateShare, "This replica's share of the fleet's eviction rate, as last computed.", [], function () {
+    this.set(pacer.stats.share);
   });
   metrics.counter(TAINT_MANAGER_METRICS.evictionsPaced, "Evictions let through by the pacer.", [], function () {
     this.reset();
@@ -117,7 +132,9 @@ export function buildApp(deps: AppDeps): App {
   });
 
   const js = deps.js;
-  const host = new ServiceHost({ name: COMPONENT, log, metrics, ready: deps.ready ?? databaseProbe(deps.sql) }).controllers(cluster, taintPolicy, taintManager, bindingEviction);
+  const host = new ServiceHost({ name: COMPONENT, log, metrics, ready: deps.ready ?? databaseProbe(deps.sql) })
+    .step({ start: () => shares.start(), stop: () => shares.stop() })
+    .controllers(cluster, taintPolicy, taintManager, bindingEviction);
   // without JetStream (tests) the controllers run on timers, resyncs and enqueue() alone
   host.wakeUps(COMPONENT, () => {
     if (!js) return [];
@@ -136,6 +153,7 @@ export function buildApp(deps: AppDeps): App {
     http: host.http,
     controllers,
     pacer,
+    shares,
     metrics,
     start: () => host.start(),
     listen: async (o) => (await host.listen(o)).url,

@@ -17,9 +17,10 @@ export const configSchema = {
   CLUSTER_STARTUP_GRACE_PERIOD: duration("60s", "a new cluster without any Ready condition becomes Unknown after this"),
   NO_EXECUTE_TAINT_EVICTION_PURGE_MODE: oneOf(["Gracefully", "Directly"] as const, "Gracefully", "purge mode of taint evictions for bindings without failover.cluster"),
 
-  RESOURCE_EVICTION_RATE: num(1000, { min: 0 }, "bindings evicted per second per replica (Karmada: 0.5)"),
-  SECONDARY_RESOURCE_EVICTION_RATE: num(1, { min: 0 }, "bindings evicted per second once more than UNHEALTHY_CLUSTER_THRESHOLD of the clusters are unhealthy (0 stops evictions)"),
+  RESOURCE_EVICTION_RATE: num(1000, { min: 0 }, "bindings evicted per second across all taint-manager replicas (Karmada: 0.5)"),
+  SECONDARY_RESOURCE_EVICTION_RATE: num(1, { min: 0 }, "bindings evicted per second across all replicas once more than UNHEALTHY_CLUSTER_THRESHOLD of the clusters are unhealthy (0 stops evictions)"),
   UNHEALTHY_CLUSTER_THRESHOLD: num(0.55, { min: 0, max: 1 }, "share of not-Ready clusters above which evictions slow to the secondary rate"),
+  LIMIT_LEASE_RENEW_INTERVAL: duration("2s", "how often each replica renews its lease on the eviction rate (one statement) while it evicts, and so how soon the replicas' shares follow a change of demand"),
   FLEET_HEALTH_REFRESH: duration("1s", "how often the share of unhealthy clusters is recounted while evicting"),
   CLUSTER_READ_TTL: duration("250ms", "eviction workers share a read of a cluster this long (0 = every eviction reads it)"),
 
