@@ -3,6 +3,7 @@
 // counts under the REST watch cap, and failed authentications are throttled per address across both.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import http from "node:http";
 import * as grpc from "@grpc/grpc-js";
 import { create } from "@bufbuild/protobuf";
 import { CreateRequestSchema, DeleteRequestSchema, GetRequestSchema, HistoryRequestSchema, ListRequestSchema, ObjectService, UpdateRequestSchema, WatchRequestSchema } from "@flotilla/proto";
@@ -71,6 +72,17 @@ function watch(c: Client, key: Record<string, string>, md: grpc.Metadata, deadli
   return { stream, ended };
 }
 
+/** The status a WebSocket upgrade request is answered with. */
+function upgrade(url: string, path: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}${path}`, { headers: { ...headers, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" } });
+    req.on("response", (r) => (r.resume(), resolve(r.statusCode ?? 0)));
+    req.on("upgrade", (r, socket) => (socket.destroy(), resolve(r.statusCode ?? 0)));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 describe("authentication before arguments, on both fronts", () => {
   let g: Awaited<ReturnType<typeof startGateway>>;
   before(async () => {
@@ -121,7 +133,7 @@ describe("authentication before arguments, on both fronts", () => {
     for (const r of [denied, unknown]) assert.ok(r.afterMs < 2000, `answered after ${r.afterMs} ms`);
   });
 
-  test("REST authenticates before it finds a URL malformed: 401 for an anonymous caller, the 400 for one with a token", async () => {
+  test("REST authenticates before it finds a URL malformed or an upgrade unserved: 401 for an anonymous caller, the 400 for one with a token", async () => {
     for (const bad of ["%", "%zz", "%ED%A0%80"]) {
       for (const headers of [{}, bearer("bogus")]) {
         const r = await fetch(`${g.url}${DEPLOY}/${bad}`, { headers });
@@ -136,6 +148,11 @@ describe("authentication before arguments, on both fronts", () => {
     }
     const query = await fetch(`${g.url}${DEPLOY}?labelSelector=a%00`);
     assert.equal(query.status, 401, "a malformed query too");
+    // a WebSocket upgrade the gateway does not serve (kubectl exec)
+    const exec = "/api/v1/namespaces/default/pods/web/exec?command=sh";
+    assert.equal(await upgrade(g.url, exec), 401);
+    assert.equal(await upgrade(g.url, exec, bearer("bogus")), 401);
+    assert.equal(await upgrade(g.url, exec, bearer()), 400);
   });
 });
 

@@ -132,7 +132,15 @@ export function registerClusterProxy(app: FastifyInstance, d: { store: ObjectSto
     socket.on("error", () => socket.destroy());
     const url = req.url ?? "/";
     const cluster = tunnelCluster(url);
-    if (!cluster || req.method !== "GET") return refuse(socket, new BadRequestError(`the server does not upgrade ${req.method} ${url.split("?")[0]!.slice(0, 200)}: only an agent's clusters/{name}/tunnel is a WebSocket (kubectl exec, attach and port-forward are not proxied)`));
+    if (!cluster || req.method !== "GET") {
+      // authenticated first, as every request: an anonymous caller gets its 401, not the 400
+      const notUpgraded = new BadRequestError(`the server does not upgrade ${req.method} ${url.split("?")[0]!.slice(0, 200)}: only an agent's clusters/{name}/tunnel is a WebSocket (kubectl exec, attach and port-forward are not proxied)`);
+      d.gate.authenticate({ authorization: req.headers.authorization, client: req.socket.remoteAddress, record: {} }).then(
+        () => refuse(socket, notUpgraded),
+        (e: unknown) => refuse(socket, e),
+      );
+      return;
+    }
     const attrs: Attributes = { resourceRequest: true, verb: "create", apiGroup: KARMADA.cluster.group, resource: "clusters", subresource: "tunnel", namespace: "", name: cluster };
     const record: { user?: UserInfo; reason?: string } = {};
     const receivedAt = new Date();
