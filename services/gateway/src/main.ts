@@ -33,6 +33,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
       })
     : undefined;
   const serviceAccounts = cfg.SERVICE_ACCOUNT_KEY_FILE ? await serviceAccountTokens(cfg, store, log) : undefined;
+  if (serviceAccounts && !serviceAccounts.canIssue) throw new ConfigError([`SERVICE_ACCOUNT_KEY_FILE ${cfg.SERVICE_ACCOUNT_KEY_FILE}: its first key is a public key; the gateway signs tokens with it (a private key)`]);
   const authenticator = unionAuthenticator(...[tokens, oidc, serviceAccounts].filter((a): a is NonNullable<typeof a> => !!a));
   if (!cfg.TLS_CERT_FILE !== !cfg.TLS_KEY_FILE) throw new ConfigError(["TLS_CERT_FILE and TLS_KEY_FILE go together"]);
   if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new ConfigError([`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`]);
@@ -52,7 +53,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
     ready,
     // the scheduler takes TLS and a service account token: the gateway's own (flotilla-system/gateway, may only simulate), signed with its key
     scheduler:
-      cfg.SCHEDULER_GRPC_URL && serviceAccounts?.canIssue
+      cfg.SCHEDULER_GRPC_URL && serviceAccounts
         ? { address: cfg.SCHEDULER_GRPC_URL, credentials: callerCredentials({ ca: readCa("SCHEDULER_CA_FILE", cfg.SCHEDULER_CA_FILE), token: selfIssuedToken({ store, tokens: serviceAccounts, identity: GATEWAY_IDENTITY }) }) }
         : undefined,
     access: { authenticator, authorizer: new RbacAuthorizer(store, log), serviceAccounts },
@@ -66,7 +67,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
   const resealed = await store.resealCredentials();
   if (resealed) log.info({ secrets: resealed }, "member credentials sealed with the current encryption key");
   const { url, grpcAddress } = await gateway.start({ host: cfg.HOST, port: cfg.PORT, grpcPort: cfg.GRPC_PORT || undefined });
-  if (cfg.SCHEDULER_GRPC_URL && !serviceAccounts?.canIssue) log.warn("simulations are off: calling the scheduler takes a service account token the gateway signs (SERVICE_ACCOUNT_KEY_FILE with a private key)");
+  if (cfg.SCHEDULER_GRPC_URL && !serviceAccounts) log.warn("simulations are off: calling the scheduler takes a service account token the gateway signs (SERVICE_ACCOUNT_KEY_FILE)");
   log.info({ url, grpcAddress, tokens: tokens?.size ?? 0, oidc: cfg.OIDC_ISSUER_URL || "off" }, "gateway listening");
   return gateway;
 });
