@@ -16,8 +16,9 @@ async function withinBudget(t: TestContext, replicas: number, budget: StackBudge
     t.diagnostic(`${phase}: ${MEASURES.map((m) => `${m} ${got[m].toFixed(2)}`).join(", ")}`);
     for (const m of MEASURES) if (got[m] > budget[phase][m].max) over.push(`${phase} ${m}: ${got[m].toFixed(2)} per Deployment, budget ${budget[phase][m].max} (${budget[phase][m].why})`);
   }
-  assert.deepEqual(r.notReady, [], "every Deployment ready when counted");
   const detail = (phase: "burst" | "single") => `${phase}: row writes by table ${JSON.stringify(r.raw[phase].tables)}; object writes ${JSON.stringify(r.raw[phase].writes)}; statements ${r.raw[phase].topStatements.map(([q, n]) => `\n  ${n} × ${q}`).join("")}`;
+  for (const phase of ["burst", "single"] as const) for (const l of detail(phase).split("\n")) t.diagnostic(l);
+  assert.deepEqual(r.notReady, [], "every Deployment ready when counted");
   assert.deepEqual(over, [], `over budget:\n${over.join("\n")}\n${detail("burst")}\n${detail("single")}`);
 }
 
