@@ -7,8 +7,8 @@
 // writes the template, its ResourceBinding (created, claimed, scheduled, status), two Works
 // (created, applied, status) and the template's status: 13–15 object writes in a burst, where
 // several status changes fold into one write, and 18–20 one at a time. Each object write stores
-// the object twice (`objects`, `outbox`) and marks its outbox row published (3 row writes);
-// the binding's placement adds a placement_history row.
+// the object twice (`objects`, `outbox`, bodies compressed in line: migration 015); the relay
+// moves one cursor per pass (migration 014); the binding's placement adds a placement_history row.
 //
 // Each number stands about a quarter above the highest measured (2026-11-29, six runs of one
 // replica, five of three; the highest came in CI, after the rest of the suite): the counts are deterministic in kind but not in amount (how many writes
@@ -38,7 +38,7 @@ export const ONE_REPLICA: StackBudget = {
   burst: {
     transactions: { max: 23, why: "measured 13.4–18.5 (17.2–20.3 before the key locks shared statements and watches polled only for their kinds): batched reads by key, lists of a binding's Works, watch polls (each write wakes every watch), timer polls, the key locks (one statement for the tries of a moment)" },
     writeTransactions: { max: 5, why: "measured 2.2–3.8: object writes share commits (flotilla_write_batch, its NOTIFY inside), the relay's published marks" },
-    rowWrites: { max: 92, why: "measured 68.7–74.0: 13.3–14.3 object writes × 3 rows (objects, outbox, outbox published_at), the indexes' share, a placement_history row" },
+    rowWrites: { max: 40, why: "measured 30.6 (71.3 with a published mark per outbox row and 62.6 with bodies over 2 kB in TOAST chunks): 14 object writes × 2 rows (objects, outbox), a placement_history row, the relay's cursor, member leases" },
     statements: { max: 25, why: "measured 14.6–20.2 (32.1–36.9 before the key locks shared statements, 19.7 before watches polled only for their kinds): lists of a binding's Works and of the override policies (≈ 7.5), reads, writes, the relay's fetch and mark, watch polls, key locks" },
     natsMessages: { max: 2.8, why: "measured 0.7–2.2 (0.6–1.3 while writes NOTIFYed once per tick of a process: now once per commit, the relay runs more often with fewer rows); up to 256 wake-ups of one kind a message" },
     outboxRows: { max: 18, why: "measured 13.3–14.3 object writes (see above)" },
@@ -47,7 +47,7 @@ export const ONE_REPLICA: StackBudget = {
   single: {
     transactions: { max: 150, why: "measured 94–116 (159–172 before): nothing shares a commit; each reconcile locks its key; a watch polls for each write of its kinds" },
     writeTransactions: { max: 52, why: "measured 31.5–40.3 (45.7–48.7 with a NOTIFY statement after each write): 19 object writes, the relay's published marks, timers" },
-    rowWrites: { max: 130, why: "measured 102.5–110.6: 18–19 object writes × 3 rows, timers, a placement_history row" },
+    rowWrites: { max: 85, why: "measured 61.9 (98.2–110.6 with published marks and TOAST chunks): 18 object writes × 2 rows, timers, the relay's cursor, member leases, a placement_history row" },
     statements: { max: 170, why: "measured 107–134 (209–216 before the key locks and the kinds in the NOTIFY): batched reads, lists, writes, key locks, the relay, watch polls" },
     natsMessages: { max: 21, why: "measured 14.5–16.5: one message per relay pass and kind" },
     outboxRows: { max: 23, why: "measured 18.0–18.9 object writes" },
@@ -65,7 +65,7 @@ export const THREE_REPLICAS: StackBudget = {
   burst: {
     transactions: { max: 48, why: "measured 28.1–38.9 (48.1 before the key locks shared statements, 37.4 before watches polled only for their kinds): three of every watch and timer poller, a key another replica holds tried again" },
     writeTransactions: { max: 8, why: "measured 3.8–6.4: writes of three processes share fewer batches" },
-    rowWrites: { max: 105, why: "measured 71.2–84.3: 13.8–15.9 object writes × 3 rows and more timers" },
+    rowWrites: { max: 42, why: "measured 30.2 (71.2–84.3 with published marks and TOAST chunks): 14–16 object writes × 2 rows, more timers and member leases" },
     statements: { max: 53, why: "measured 31.8–42.7 (89.4 before the key locks, 42.3 before the kinds in the NOTIFY): as one replica, three times the polls" },
     natsMessages: { max: 4, why: "measured 0.7–3.3: three relays' worth of smaller passes (one is active at a time)" },
     outboxRows: { max: 20, why: "measured 13.8–15.9 object writes: replicas split a key's status changes into more writes" },
@@ -74,7 +74,7 @@ export const THREE_REPLICAS: StackBudget = {
   single: {
     transactions: { max: 222, why: "measured 147–178 (324 before the key locks, 267 before the kinds in the NOTIFY)" },
     writeTransactions: { max: 65, why: "measured 44.7–52.0" },
-    rowWrites: { max: 160, why: "measured 114.9–129.5" },
+    rowWrites: { max: 90, why: "measured 35.6 after the idle background (member leases of three execution replicas) is taken off (114.9–129.5 with published marks and TOAST chunks)" },
     statements: { max: 275, why: "measured 189–219 (384 before the key locks, 329 before the kinds in the NOTIFY)" },
     natsMessages: { max: 21, why: "measured 14.9–16.9" },
     outboxRows: { max: 25, why: "measured 18.4–20.4" },
