@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@flotilla/api";
-import { ObjectStore } from "@flotilla/store";
+import { ObjectStore, sibling } from "@flotilla/store";
 import { eventually, freshDatabase } from "@flotilla/testkit";
 import { Informer, type InformerEvent } from "./informer.js";
 
@@ -189,3 +189,50 @@ test("resync lists again while the watch goes on, and delivers the difference", 
       await inf.stop();
     }
   }));
+
+test("caughtUp: once a write is committed, the informer holds it when caughtUp says so; a change behind a transaction still open makes it say no until that ends", async () => {
+  const db = await freshDatabase();
+  const store = new ObjectStore(db.sql);
+  const early = sibling(db.sql, { max: 1 });
+  try {
+    const inf = new Informer({ store, gk: GK });
+    assert.equal(await inf.caughtUp(), false, "not started: no");
+    await inf.start();
+    let commit!: () => void;
+    const held = new Promise<void>((r) => (commit = r));
+    let begun!: () => void;
+    const started = new Promise<void>((r) => (begun = r));
+    try {
+      assert.equal(await inf.caughtUp(), true);
+      // each write, the moment it is committed, without waiting for the watch's notice
+      for (let i = 0; i < 20; i++) {
+        await store.create(cm(`c${i}`));
+        assert.equal(await inf.caughtUp(), true);
+        assert.ok(inf.get(`default/c${i}`), `c${i} held once caught up`);
+      }
+      // concurrent callers share one poll
+      assert.deepEqual(await Promise.all([inf.caughtUp(), inf.caughtUp(), inf.caughtUp()]), [true, true, true]);
+      // an older transaction still open (it took its id first): a later write of the kind is not below the xmin yet
+      const tx = early.begin(async (t) => {
+        await t`SELECT pg_current_xact_id()`;
+        begun();
+        await held;
+      });
+      await started;
+      await store.create(cm("late"));
+      assert.equal(await inf.caughtUp(), false, "a committed change it cannot deliver yet");
+      assert.equal(inf.get("default/late"), undefined);
+      commit();
+      await tx;
+      assert.equal(await inf.caughtUp(), true);
+      assert.ok(inf.get("default/late"));
+    } finally {
+      commit();
+      await inf.stop();
+    }
+    assert.equal(await inf.caughtUp(), false, "stopped: no");
+  } finally {
+    await early.end({ timeout: 1 });
+    await db.drop();
+  }
+});

@@ -1,7 +1,7 @@
 import { compareResourceVersions, objectKeyOf, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { sleep } from "@flotilla/events";
-import { gkOf, type ListResult, type ObjectStore } from "@flotilla/store";
+import { gkOf, WatchProgress, type ListResult, type ObjectStore } from "@flotilla/store";
 import { backoffDelay } from "./backoff.js";
 
 /** One change an informer delivers: an object listed (initial or relist) or watched. */
@@ -78,6 +78,7 @@ export class Informer<V = KubeObject> {
   private synced = false;
   private readonly transform: (o: KubeObject) => V;
   private readonly gks: readonly string[];
+  private readonly progress = new WatchProgress();
 
   constructor(private readonly o: InformerOptions<V>) {
     this.transform = o.transform ?? ((x) => x as V);
@@ -148,6 +149,22 @@ export class Informer<V = KubeObject> {
       if (attempt === 3) break;
     }
     return this.items.get(k)?.value;
+  }
+
+  /**
+   * Whether what is held has every change of the kinds committed before this call: the watch polls
+   * at once, and the answer is that poll's (false when a change waits behind a transaction still
+   * open, or the watch did not poll within `timeoutMs`: the caller then reads the store itself).
+   * Concurrent callers share the poll.
+   */
+  async caughtUp(timeoutMs = 1000): Promise<boolean> {
+    if (!this.synced || this.ac.signal.aborted) return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([this.progress.caughtUp(), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Lists every kind again now, as after a watch error, and delivers the difference; the watch goes on. */
@@ -249,7 +266,7 @@ export class Informer<V = KubeObject> {
       try {
         // after any failure, list again: what the watch missed is delivered as a difference
         if (failures > 0) rv = await this.relist(false);
-        const events = await this.o.store.watch(this.o.gk, { resourceVersion: rv, signal: this.ac.signal });
+        const events = await this.o.store.watch(this.o.gk, { resourceVersion: rv, signal: this.ac.signal, progress: this.progress });
         for await (const e of events) {
           failures = 0;
           this.deliver(e.type, e.object, false);

@@ -111,6 +111,57 @@ export interface WatchOptions extends ListOptions {
   /** Deliver changes after this resourceVersion; absent = from now on. */
   resourceVersion?: string;
   signal?: AbortSignal;
+  /** Told of each poll, and asked for polls: for a caller that must know the watch has caught up. */
+  progress?: WatchProgress;
+}
+
+/**
+ * A watch's polls, as Kubernetes' progress notifications tell a watcher how far it has come: a
+ * caller that reads from what a watch delivered (an informer) and must see every change committed
+ * before it asked calls `caughtUp()`, which makes the watch poll at once and resolves after a poll
+ * begun after the call: true when that poll left no committed change of the watched kinds
+ * undelivered. A watch delivers only the changes below its snapshot's xmin (so it never passes
+ * a transaction still open); a change committed above it, behind an older transaction still open,
+ * makes the answer false for now, and the caller reads the store itself.
+ * The same object may serve the successive watches of one follower (after an error, the next).
+ */
+export class WatchProgress {
+  private started = 0;
+  private readonly waiting: { after: number; resolve: (caughtUp: boolean) => void }[] = [];
+  private pollNow?: () => void;
+
+  caughtUp(): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.waiting.push({ after: this.started, resolve });
+      this.pollNow?.();
+    });
+  }
+
+  /** Whether someone waits for a poll (the watch then asks for what lies above its xmin). */
+  get wanted(): boolean {
+    return this.waiting.length > 0;
+  }
+
+  /** The watch: how to make it poll now. */
+  attach(pollNow: (() => void) | undefined): void {
+    this.pollNow = pollNow;
+    if (pollNow && this.waiting.length) pollNow();
+  }
+
+  /** The watch: a poll begins; returns its number. */
+  pollStarted(): number {
+    return ++this.started;
+  }
+
+  /** The watch: poll `n` ended, leaving (`caughtUp` false) or not changes of its kinds undelivered. */
+  pollEnded(n: number, caughtUp: boolean): void {
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      const w = this.waiting[i]!;
+      if (n <= w.after) continue;
+      this.waiting.splice(i, 1);
+      w.resolve(caughtUp);
+    }
+  }
 }
 
 /** The group/kind of an object from its apiVersion and kind. */
@@ -702,23 +753,29 @@ export class ObjectStore {
       }
       return awaited !== 0n;
     });
+    const progress = opts.progress;
+    progress?.attach(() => waiter.poke());
     try {
       while (!opts.signal?.aborted) {
         // The rows of the watched kinds after the cursor, and the snapshot's xmin: every row below
         // it is committed (or never will be), so once a poll is not cut short by its LIMIT the
         // cursor moves up to it even when no row matched. Otherwise a watch of a kind that rarely
         // changes would scan every other kind's rows since its last event at each poll.
-        const rows = await this.sql<{ id: string | null; rv: string | null; type: WatchEvent["type"]; object: T; xmin: string }[]>`
+        const ofKinds = this.sql`${gks ? this.sql`AND gk = ANY(${gks}::text[])` : this.sql``} ${opts.namespace ? this.sql`AND namespace = ${opts.namespace}` : this.sql``}`;
+        // asked whether it has caught up: also whether a change committed above the xmin waits
+        const asked = progress?.wanted ? progress.pollStarted() : undefined;
+        const rows = await this.sql<{ id: string | null; rv: string | null; type: WatchEvent["type"]; object: T; xmin: string; ahead: boolean | null }[]>`
           WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin),
           r AS (
             SELECT id, rv, type, object FROM outbox, s
             WHERE (rv, id) > (${cursorRv}::bigint, ${cursorId}::bigint)
               AND rv < s.xmin
-              ${gks ? this.sql`AND gk = ANY(${gks}::text[])` : this.sql``}
-              ${opts.namespace ? this.sql`AND namespace = ${opts.namespace}` : this.sql``}
+              ${ofKinds}
             ORDER BY outbox.rv, outbox.id LIMIT ${TAIL_BATCH}
           )
-          SELECT r.id::text, r.rv::text, r.type, r.object, s.xmin::text AS xmin FROM s LEFT JOIN r ON true ORDER BY r.rv, r.id`;
+          SELECT r.id::text, r.rv::text, r.type, r.object, s.xmin::text AS xmin,
+                 ${asked !== undefined ? this.sql`EXISTS (SELECT 1 FROM outbox WHERE rv >= s.xmin ${ofKinds})` : this.sql`NULL::boolean`} AS ahead
+          FROM s LEFT JOIN r ON true ORDER BY r.rv, r.id`;
         let n = 0;
         for (const r of rows) {
           if (r.id === null || r.rv === null) continue;
@@ -733,9 +790,12 @@ export class ObjectStore {
           cursorRv = String(below);
           cursorId = LAST_ID;
         }
+        // (the events of this poll are delivered: the generator ran to here after the last one was taken)
+        if (asked !== undefined) progress!.pollEnded(asked, n < TAIL_BATCH && rows[0]?.ahead === false);
         if (n < TAIL_BATCH) await waiter.wait(awaited !== 0n ? 20 : 250);
       }
     } finally {
+      progress?.attach(undefined);
       waiter.close();
     }
   }
@@ -865,6 +925,12 @@ class OutboxWaiter {
       this.signal?.addEventListener("abort", done, { once: true });
       this.wake = done;
     });
+  }
+
+  /** Ends the wait now (or the next one at once). */
+  poke() {
+    if (this.wake) this.wake();
+    else this.pending = true;
   }
 
   close() {

@@ -12,7 +12,7 @@ import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
 import { DependencyUsers, dependenciesDistributor } from "./controllers/dependencies.js";
 import { detectorName, resourceDetector } from "./controllers/detector.js";
-import { OverrideUsers } from "./controllers/overrides.js";
+import { OverridePolicies, OverrideUsers } from "./controllers/overrides.js";
 import { policyController } from "./controllers/policy.js";
 import { routeWakeUp } from "./controllers/wakeups.js";
 import { compileSkippedNamespaces, isIgnoredTemplate } from "./logic/namespaces.js";
@@ -78,6 +78,7 @@ export function buildApp(deps: AppDeps): App {
     detectorStarts: new ReconcileStarts(),
     events: { detector: recorder(detectorName), binding: recorder(bindingControllerName) },
     overrideUsers: new OverrideUsers(),
+    overridePolicies: new OverridePolicies(deps.store, deps.log.child({ component: "override-policies" })),
     dependencyUsers: new DependencyUsers(),
   };
   const run = deps.run
@@ -116,7 +117,9 @@ export function buildApp(deps: AppDeps): App {
     listKeys: () => kindsIn(deps.store, [GK.resourceBinding]).keys(),
   });
   const enabled = [run.detector && detector, run.policy && policy, run.binding && binding, run.dependencies && dependencies].filter((c): c is Controller => !!c);
-  const host = new ServiceHost({ name: "binding", log: deps.log, metrics: deps.metrics, ready: deps.ready }).controllers(...enabled);
+  const host = new ServiceHost({ name: "binding", log: deps.log, metrics: deps.metrics, ready: deps.ready })
+    .step({ start: () => d.overridePolicies.informer.start(), stop: () => d.overridePolicies.informer.stop() })
+    .controllers(...enabled);
   let consumer: WakeUpConsumer | undefined;
   host.wakeUps(settings.durable, () => {
     consumer = consume({

@@ -1,4 +1,6 @@
 import { GK, kindKey, type AnyOverridePolicy, type AnyResourceBinding, type Cluster, type KubeObject, type ResourceSelector } from "@flotilla/api";
+import type { Logger } from "@flotilla/log";
+import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
 import { OverrideError, matchingOverridePolicies, needsCluster, overrideEntries, type ClusterOverrides } from "../logic/overrides.js";
 
@@ -41,14 +43,55 @@ export function policyKey(p: AnyOverridePolicy): string {
   return kindKey({ gk: p.kind === "ClusterOverridePolicy" ? GK.clusterOverridePolicy : GK.overridePolicy, namespace: p.metadata.namespace ?? "", name: p.metadata.name ?? "" });
 }
 
-/** The override policies a template is rendered with: cluster policies, then (namespaced templates only) its namespace's policies; each group in application order. */
-export async function overridePoliciesFor(store: ObjectStore, t: KubeObject): Promise<{ cluster: AnyOverridePolicy[]; namespaced: AnyOverridePolicy[] }> {
-  const ns = t.metadata.namespace ?? "";
-  const [cops, ops] = await Promise.all([
-    store.list<AnyOverridePolicy>(GK.clusterOverridePolicy),
-    ns ? store.list<AnyOverridePolicy>(GK.overridePolicy, { namespace: ns }) : Promise.resolve({ items: [] as AnyOverridePolicy[] }),
-  ]);
-  return { cluster: matchingOverridePolicies(t, cops.items), namespaced: matchingOverridePolicies(t, ops.items) };
+/**
+ * The override policies of both kinds, for rendering: the process follows them with an informer
+ * (ClusterOverridePolicies under "", OverridePolicies under their namespace) and answers from it
+ * once it has caught up with every change committed before the render asked
+ * (`Informer.caughtUp`: one poll of its watch, shared by the renders that ask together), so a
+ * render never works from policies older than the ones a direct read would give. Before the
+ * informer has started, or when a change waits behind a transaction still open, the store is
+ * listed as before.
+ */
+export class OverridePolicies {
+  private readonly byScope = new Map<string, Map<string, AnyOverridePolicy>>();
+  readonly informer: Informer<AnyOverridePolicy>;
+
+  constructor(private readonly store: ObjectStore, log?: Logger) {
+    this.informer = new Informer<AnyOverridePolicy>({
+      store,
+      gk: [GK.clusterOverridePolicy, GK.overridePolicy],
+      log,
+      transform: (o) => o as AnyOverridePolicy,
+      onEvent: (e) => {
+        const scope = e.gk === GK.clusterOverridePolicy ? "" : (e.object.metadata.namespace ?? "");
+        const name = e.object.metadata.name ?? "";
+        let m = this.byScope.get(scope);
+        if (e.value) {
+          if (!m) this.byScope.set(scope, (m = new Map()));
+          m.set(name, e.value);
+        } else if (m?.delete(name) && m.size === 0) this.byScope.delete(scope);
+      },
+    });
+  }
+
+  /** The policies a template is rendered with: cluster policies, then (namespaced templates only) its namespace's; each group in application order. */
+  async for(t: KubeObject): Promise<{ cluster: AnyOverridePolicy[]; namespaced: AnyOverridePolicy[] }> {
+    const ns = t.metadata.namespace ?? "";
+    let cops: AnyOverridePolicy[];
+    let ops: AnyOverridePolicy[];
+    if (await this.informer.caughtUp()) {
+      cops = [...(this.byScope.get("")?.values() ?? [])];
+      ops = ns ? [...(this.byScope.get(ns)?.values() ?? [])] : [];
+    } else {
+      const [c, n] = await Promise.all([
+        this.store.list<AnyOverridePolicy>(GK.clusterOverridePolicy),
+        ns ? this.store.list<AnyOverridePolicy>(GK.overridePolicy, { namespace: ns }) : Promise.resolve({ items: [] as AnyOverridePolicy[] }),
+      ]);
+      cops = c.items;
+      ops = n.items;
+    }
+    return { cluster: matchingOverridePolicies(t, cops), namespaced: matchingOverridePolicies(t, ops) };
+  }
 }
 
 /**
