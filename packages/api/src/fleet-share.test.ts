@@ -28,10 +28,12 @@ test("the shares of one snapshot add up to the rate", () => {
 test("a replica's share of a fleet-wide cap", () => {
   const cases: [string, number, LimitHolder, LimitHolder[], number][] = [
     ["alone, the whole cap", 5, h("a", 0), [], 5],
-    ["what is held stays held, the free part is split (a tie goes to the first name)", 5, h("a", 2, 2), [h("a", 2, 2), h("b", 0)], 4],
-    ["the other gets the rest", 5, h("b", 0), [h("a", 2, 2), h("b", 0)], 1],
+    ["none wants more: what is held stays held, the free part is split evenly (a tie goes to the first name)", 5, h("a", 2, 2), [h("a", 2, 2), h("b", 0)], 4],
+    ["none wants more: the other gets the rest", 5, h("b", 0), [h("a", 2, 2), h("b", 0)], 1],
+    ["asking now for one more, with all but one held elsewhere by replicas that want no more: the free one is its", 3, h("c", 1, 0), [h("a", 1, 1), h("b", 1, 1)], 1],
+    ["the others asked nothing more: the free one is not theirs", 3, h("a", 1, 1), [h("a", 1, 1), h("b", 1, 1), h("c", 1, 0)], 1],
     ["all held elsewhere: nothing", 3, h("b", 1), [h("a", 3, 3), h("b", 1)], 0],
-    ["one refused a watch: it gets more of the free part", 6, h("b", 3, 0), [h("a", 0, 0), h("b", 3, 0)], 5],
+    ["two want more: the free part in proportion (4.5 → 4: the tie goes to the first name)", 6, h("b", 3, 0), [h("a", 1, 0), h("b", 3, 0)], 4],
     ["holding more than the cap (it was lowered): no more", 2, h("a", 3, 3), [h("a", 3, 3)], 3],
     ["no cap", Infinity, h("a", 0), [], Infinity],
   ];
@@ -40,7 +42,11 @@ test("a replica's share of a fleet-wide cap", () => {
 
 test("the count shares of one snapshot add up to the cap", () => {
   for (const cap of [1, 2, 3, 7, 100]) {
-    const all = [h("a", 1, 0), h("b", 0, 0), h("c", 9, 0)];
-    assert.equal(all.reduce((s, me) => s + countShare(cap, me, all), 0), cap, `cap ${cap}`);
+    for (const all of [
+      [h("a", 1, 0), h("b", 0, 0), h("c", 9, 0)],
+      [h("a", 0, 0), h("b", 0, 0), h("c", 0, 0)],
+    ]) {
+      assert.equal(all.reduce((s, me) => s + countShare(cap, me, all), 0), cap, `cap ${cap}`);
+    }
   }
 });

@@ -39,25 +39,27 @@ export function rateShare(total: number, me: LimitHolder, holders: readonly Limi
 
 /**
  * This holder's share of a cap of `total` (open watches): what every holder holds open stays
- * its own (nothing is taken back), and what is free is divided among the holders in proportion
- * to what they were refused or want beyond what they hold (plus one each, so every holder gets
- * a turn), in whole units by largest remainder (ties by holder name, so every replica divides
- * one snapshot alike). The shares of one snapshot add up to `total` (more only when the holders
- * hold more than it already).
+ * its own (nothing is taken back), and what is free goes to the holders that want more than they
+ * hold (demand above used: what they were refused lately; the caller counts its own ask of the
+ * moment in its demand), in proportion to that; when none does, it is divided evenly. Whole
+ * units by largest remainder (ties by holder name, so every replica divides one snapshot alike).
+ * The shares of one snapshot add up to `total` (more only when the holders hold more than it
+ * already); two holders that each want one more in the same period both see it free.
  */
 export function countShare(total: number, me: LimitHolder, holders: readonly LimitHolder[]): number {
   if (total === Infinity) return Infinity;
   const all = withMe(me, holders);
   const used = (h: LimitHolder) => Math.floor(clean(h.used));
   const free = Math.max(0, Math.floor(clean(total)) - all.reduce((s, h) => s + used(h), 0));
-  const want = (h: LimitHolder) => Math.max(0, clean(h.demand) - used(h)) + 1;
+  const wanting = all.some((h) => clean(h.demand) > used(h));
+  const want = (h: LimitHolder) => (wanting ? Math.max(0, clean(h.demand) - used(h)) : 1);
   const sum = all.reduce((s, h) => s + want(h), 0);
   const exact = all.map((h) => (free * want(h)) / sum);
   const whole = exact.map((x) => Math.floor(x));
   let left = free - whole.reduce((s, x) => s + x, 0);
   const order = exact.map((x, i) => ({ i, r: x - Math.floor(x) })).sort((a, b) => b.r - a.r || a.i - b.i);
-  for (const { i } of order) {
-    if (left <= 0) break;
+  for (const { i, r } of order) {
+    if (left <= 0 || r <= 0) break;
     whole[i]!++;
     left--;
   }

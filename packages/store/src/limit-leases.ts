@@ -241,6 +241,7 @@ export class FleetShares {
       const l = this.readers.get(limit)?.() ?? {};
       if (now - t.lastUsed > this.idleMs && !(l.held ?? 0) && !(l.waiting ?? 0)) {
         this.tracked.delete(limit);
+        this.readers.delete(limit);
         this.dropped.add(limit);
         continue;
       }

@@ -3,7 +3,7 @@ import { SpanStatusCode, context, trace, type Span } from "@opentelemetry/api";
 import type { Socket } from "node:net";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from "fastify";
 import * as grpc from "@grpc/grpc-js";
-import type { ObjectStore } from "@flotilla/store";
+import type { FleetShares, ObjectStore } from "@flotilla/store";
 import type { Logger } from "@flotilla/log";
 import { ObjectApi, type AdmissionSettings } from "./objects.js";
 import { GuardedObjectApi } from "./admission/object-api.js";
@@ -33,6 +33,8 @@ export interface GatewayDeps {
   audit?: AuditLog;
   /** Per-identity request rate and watches (default DEFAULT_LIMITS). */
   limits?: LimitSettings;
+  /** Leases of the per-user limits across the gateway replicas (started and stopped with the gateway); absent, the limits are this process's. */
+  shares?: FleetShares;
   /** Serve HTTPS and gRPC over TLS with this certificate and key (PEM); without, plaintext. */
   tls?: { cert: Buffer; key: Buffer };
   version?: string;
@@ -149,7 +151,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     void reply.code(404).send({ apiVersion: "v1", kind: "Status", metadata: {}, status: "Failure", message: `the server could not find the requested resource (${req.method} ${req.url.split("?")[0]})`, reason: "NotFound", code: 404 });
   });
 
-  const gate = new Gatekeeper({ access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits });
+  const gate = new Gatekeeper({ access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits, shares: deps.shares });
   registerAuth(http, gate);
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   if (deps.access.serviceAccounts) registerTokenRequests(http, api, deps.access.serviceAccounts);
@@ -174,6 +176,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
       if (deps.scheduler && "address" in deps.scheduler) scheduler?.close?.();
     })
     .step({ start: () => deps.access.authorizer.start(), stop: () => deps.access.authorizer.stop() })
+    .step({ start: () => deps.shares?.start(), stop: () => deps.shares?.stop() })
     .step({
       start: () => {
         if (deps.eventTtl?.ttlMs) collector = startEventCollector({ store: deps.store, log: deps.log, ...deps.eventTtl, onDeleted: (n) => eventsExpired.inc(n) });

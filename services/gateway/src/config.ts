@@ -30,6 +30,7 @@ export const configSchema = {
   RATE_LIMIT_QPS: int(50, { min: 0 }, "sustained requests per second per user (system:masters exempt); 0 unlimited"),
   RATE_LIMIT_BURST: int(200, { min: 1 }, "requests a user may make at once above the sustained rate"),
   MAX_WATCHES_PER_USER: int(100, { min: 0 }, "open watches per user (system:masters exempt); 0 unlimited"),
+  LIMIT_LEASE_RENEW_INTERVAL: duration("2s", "the per-user limits are the fleet's: each gateway replica renews its share of the limits of the users it served lately this often (one statement for all of them)"),
   SERVICE_ACCOUNT_KEY_FILE: str("", "P-256 private keys (PEM) that sign and verify service account tokens (TokenRequest, `kubectl create token`); the first signs, the others still verify (rotation); every gateway replica reads the same file; empty: no service account tokens"),
   SERVICE_ACCOUNT_KEY_CREATE: bool(false, "when SERVICE_ACCOUNT_KEY_FILE does not exist, create it (mode 0600) with one new key"),
   SERVICE_ACCOUNT_ISSUER: str("https://flotilla.local", "the `iss` of service account tokens (--service-account-issuer)"),

@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { ConfigError, type ConfigOf } from "@flotilla/config";
 import type { Logger } from "@flotilla/log";
-import type { ObjectStore } from "@flotilla/store";
+import { FleetShares, type ObjectStore } from "@flotilla/store";
 import { runService } from "@flotilla/runtime";
 import { configSchema } from "./config.js";
 import { buildGateway } from "./app.js";
@@ -62,6 +64,13 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
     audit: openAuditLog(cfg.AUDIT_LOG_PATH),
     eventTtl: { sql: db.sql, ttlMs: cfg.EVENT_TTL },
     limits: { ratePerSecond: cfg.RATE_LIMIT_QPS, burst: cfg.RATE_LIMIT_BURST, watchesPerUser: cfg.MAX_WATCHES_PER_USER, failedAuthPerSecond: DEFAULT_LIMITS.failedAuthPerSecond },
+    // each user's rate and watch cap are shared with the other gateway replicas (limit_leases)
+    shares: new FleetShares({
+      sql: db.sql,
+      holder: `gateway/${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
+      renewMs: cfg.LIMIT_LEASE_RENEW_INTERVAL,
+      onError: (err) => log.warn({ err }, "renewing the per-user limits' leases failed; the last shares stay in force"),
+    }),
   });
   starting(gateway);
   const resealed = await store.resealCredentials();

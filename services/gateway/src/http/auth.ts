@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { BadRequestError, CORE, type FieldError, TooManyRequestsError, UnauthorizedError } from "@flotilla/api";
+import { BadRequestError, CORE, countShare, rateShare, type FieldError, TooManyRequestsError, UnauthorizedError } from "@flotilla/api";
+import type { FleetShares } from "@flotilla/store";
 import { credentialReadCheck, type Access } from "../auth/access.js";
 import type { AuditLog } from "../auth/audit.js";
 import { RateLimiter, Slots } from "../logic/limits.js";
@@ -40,7 +41,15 @@ export interface Gatekeeping {
   access: Access;
   audit: AuditLog;
   limits?: LimitSettings;
+  /**
+   * This replica's leases on the per-user limits, shared with the other gateway replicas (each
+   * user's request rate and watch cap are the fleet's); absent, they are this process's alone.
+   */
+  shares?: FleetShares;
 }
+
+/** The fleet-wide limits of a user (`limit_leases`): its request rate and its watch cap. */
+export const userLimits = (name: string) => ({ requests: `gateway/requests/${name}`, watches: `gateway/watches/${name}` });
 
 /**
  * What both fronts do before a call runs: authenticate, apply the user's request rate (and, per
@@ -88,9 +97,27 @@ export class Gatekeeper {
       throw new UnauthorizedError();
     }
     o.record.user = authn;
-    const wait = isExempt(authn) ? 0 : (this.rate?.take(`user:${authn.name}`) ?? 0);
+    const wait = isExempt(authn) || !this.rate ? 0 : this.rate.take(`user:${authn.name}`, await this.rateShare(authn.name));
     if (wait) throw new TooManyRequestsError(`user ${JSON.stringify(authn.name)} is over its request rate (${this.limits.ratePerSecond}/s); retry in ${wait} s`, wait);
     return authn;
+  }
+
+  /**
+   * The part of the user's request rate that is this replica's (1 without shares): in
+   * proportion to the user's requests here among the gateways' (rateShare). The first request
+   * of a user here in a while waits for this replica's lease on its limits (one statement for
+   * every user new at that moment); later ones use the last renewal's snapshot.
+   */
+  private async rateShare(name: string): Promise<number> {
+    const s = this.g.shares;
+    if (!s) return 1;
+    const l = userLimits(name);
+    s.ask(l.requests);
+    // the watch cap is leased along, so that a watch (admitted synchronously) finds it known
+    s.ask(l.watches, 0);
+    if (!s.known(l.requests) || !s.known(l.watches)) await Promise.all([s.ready(l.requests), s.ready(l.watches)]);
+    const { me, others } = s.snapshot(l.requests);
+    return rateShare(this.limits.ratePerSecond, me, others) / this.limits.ratePerSecond;
   }
 
   /** The user an authenticated call runs as (impersonated when its headers ask), authorized by RBAC; else the 403. */
@@ -112,9 +139,28 @@ export class Gatekeeper {
   /** A watch slot of the user (released by the caller), or the 429 error. */
   watch(user: UserInfo, exempt: boolean): () => void {
     if (!this.watches || exempt) return () => {};
-    const release = this.watches.acquire(user.name);
+    const release = this.watches.acquire(user.name, this.watchShare(user.name));
+    // a refusal is what this replica reports as wanting more (its demand beyond what it holds)
+    if (!release) this.g.shares?.ask(userLimits(user.name).watches);
     if (!release) throw new TooManyRequestsError(`user ${JSON.stringify(user.name)} has ${this.limits.watchesPerUser} watches open; retry in 5 s`, 5);
     return release;
+  }
+
+  /**
+   * How many watches of the user this replica may hold (the whole cap without shares): those
+   * it holds, and its part of what the gateways together leave free (countShare, as of the last
+   * renewal, with this replica's own count as it is now and the one asked for now).
+   */
+  private watchShare(name: string): number {
+    const s = this.g.shares;
+    const watches = this.watches!;
+    if (!s) return this.limits.watchesPerUser;
+    const l = userLimits(name).watches;
+    s.ask(l, 0);
+    s.levels(l, () => ({ held: watches.count(name) }));
+    const { me, others } = s.snapshot(l);
+    const held = watches.count(name);
+    return countShare(this.limits.watchesPerUser, { holder: me.holder, used: held, demand: held + 1 }, others);
   }
 }
 

@@ -33,3 +33,22 @@ test("slots: at most max per key, released once", () => {
   assert.ok(s.acquire("u"));
   r2();
 });
+
+test("a replica's share of the rate: its part of the burst and of the sustained rate, never less than one request", () => {
+  let now = 0;
+  const l = new RateLimiter(10, 6, () => now);
+  assert.deepEqual([l.take("a", 0.5), l.take("a", 0.5), l.take("a", 0.5), l.take("a", 0.5)].map((x) => x > 0), [false, false, false, true], "half the burst");
+  now += 200; // 5/s: one token back
+  assert.equal(l.take("a", 0.5), 0);
+  assert.equal(l.take("b", 0.01), 0, "a tiny share still lets one request through");
+  assert.equal(l.take("b", 0.01), 10, "and then waits at a tenth of a request per second");
+  assert.equal(l.take("c", 0.00001), 0);
+  assert.equal(l.take("c", 0.00001), 60, "a Retry-After of at most a minute (the share may grow)");
+});
+
+test("slots: a replica's part of the cap", () => {
+  const s = new Slots(5);
+  assert.ok(s.acquire("u", 1));
+  assert.equal(s.acquire("u", 1), undefined, "its part is one");
+  assert.ok(s.acquire("u", 9), "never more than the cap, which is not reached");
+});

@@ -12,11 +12,17 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Takes one token for `key`: 0 when allowed, else the seconds until one is there (Retry-After). */
-  take(key: string): number {
+  /**
+   * Takes one token for `key`: 0 when allowed, else the seconds until one is there (Retry-After).
+   * `share` (0–1): the part of the rate and the burst that is this process's (the rest being
+   * other replicas'); the burst never goes below one request.
+   */
+  take(key: string, share = 1): number {
     const t = this.now();
-    const b = this.buckets.get(key) ?? { tokens: this.burst, at: t };
-    b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.ratePerSecond);
+    const rate = this.ratePerSecond * share;
+    const burst = Math.max(1, this.burst * share);
+    const b = this.buckets.get(key) ?? { tokens: burst, at: t };
+    b.tokens = Math.min(burst, b.tokens + ((t - b.at) / 1000) * rate);
     b.at = t;
     this.buckets.set(key, b);
     if (t >= this.sweepAt) this.sweep(t);
@@ -24,7 +30,8 @@ export class RateLimiter {
       b.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - b.tokens) / this.ratePerSecond));
+    // a share may grow at the next renewal: never more than a minute
+    return Math.max(1, Math.min(60, Math.ceil((1 - b.tokens) / Math.max(rate, 1e-9))));
   }
 
   get size(): number {
@@ -43,10 +50,10 @@ export class Slots {
   private readonly held = new Map<string, number>();
   constructor(private readonly max: number) {}
 
-  /** A release function, or undefined when `key` already holds `max`. */
-  acquire(key: string): (() => void) | undefined {
+  /** A release function, or undefined when `key` already holds `max` (or `cap`: this process's part of it, when given). */
+  acquire(key: string, cap = this.max): (() => void) | undefined {
     const n = this.held.get(key) ?? 0;
-    if (n >= this.max) return undefined;
+    if (n >= Math.min(this.max, cap)) return undefined;
     this.held.set(key, n + 1);
     let released = false;
     return () => {
