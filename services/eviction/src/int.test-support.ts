@@ -1,6 +1,6 @@
 import { loadConfig } from "@flotilla/config";
 import type { ObjectStore } from "@flotilla/store";
-import { FAST_CONTROLLERS, rbRef, startService, type TestDatabase } from "@flotilla/testkit";
+import { FAST_CONTROLLERS, rbRef, startService, type ServiceEnv, type TestDatabase } from "@flotilla/testkit";
 import { rfc3339, type AggregatedStatusItem, type AnyResourceBinding, type Cluster, type GracefulEvictionTask, type ResourceBindingStatus, type TargetCluster } from "@flotilla/api";
 import { buildApp, type App } from "./app.js";
 import { configSchema, type Config } from "./config.js";
@@ -14,6 +14,10 @@ export interface Env {
   store: ObjectStore;
   app: App;
   cfg: Config;
+  /** Another replica of the service on the same database and stream (stopped by close()). */
+  startAnother: ServiceEnv<App>["startAnother"];
+  log: ServiceEnv<App>["log"];
+  js: ServiceEnv<App>["js"];
   close(): Promise<void>;
 }
 
