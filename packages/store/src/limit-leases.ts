@@ -1,5 +1,5 @@
 import type { LimitHolder } from "@flotilla/api";
-import { transaction, type Sql } from "./driver.js";
+import { transaction, type Sql, type TransactionSql } from "./driver.js";
 
 /**
  * Fleet-wide limits on one table (`limit_leases`, migration 013): a row is a holder's lease on
@@ -21,22 +21,30 @@ export class LimitLeases {
   /**
    * Claims (or keeps, renewing its grace) a slot of `limit` for `holder` when fewer than `max`
    * other holders have one: the live rows of other holders, and the objects (other than the
-   * holder's) carrying `label=true`. One transaction: the limit's advisory lock, then one
-   * statement (which also deletes the limit's expired rows). `held`: the other holders counted.
+   * holder's) carrying `label=true`. A refusal that is plain costs one statement (the count, no
+   * lock); otherwise one transaction: the limit's advisory lock, then one statement that counts
+   * again, takes the slot when there is one, and deletes the limit's expired rows. `held`: the
+   * other holders counted.
    */
   async claim(o: { limit: string; holder: string; max: number; graceMs: number; label?: string }): Promise<{ granted: boolean; held: number }> {
     const label = o.label ?? null;
+    // the other holders and whether `holder` has a live row, as `q` (the pool or the transaction) sees them
+    const counted = (q: Sql | TransactionSql) => q`
+      live AS (
+        SELECT holder FROM limit_leases WHERE limit_name = ${o.limit} AND expires_at > now()
+      ), held AS (
+        SELECT holder FROM live WHERE holder <> ${o.holder}
+        UNION
+        SELECT o.uid::text FROM objects o
+        WHERE ${label}::text IS NOT NULL AND o.labels @> jsonb_build_object(${label}::text, 'true') AND NOT o.deleting AND o.uid::text <> ${o.holder}
+      )`;
+    const [pre] = await this.sql<{ held: number; mine: boolean }[]>`
+      WITH ${counted(this.sql)} SELECT (SELECT count(*) FROM held)::int AS held, EXISTS (SELECT 1 FROM live WHERE holder = ${o.holder}) AS mine`;
+    if (!pre!.mine && pre!.held >= o.max) return { granted: false, held: pre!.held };
     return transaction(this.sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(hashtextextended(${"flotilla-limit:" + o.limit}, 0))`;
       const [r] = await tx<{ held: number; granted: boolean }[]>`
-        WITH live AS (
-          SELECT holder FROM limit_leases WHERE limit_name = ${o.limit} AND expires_at > now()
-        ), held AS (
-          SELECT holder FROM live WHERE holder <> ${o.holder}
-          UNION
-          SELECT o.uid::text FROM objects o
-          WHERE ${label}::text IS NOT NULL AND o.labels @> jsonb_build_object(${label}::text, 'true') AND NOT o.deleting AND o.uid::text <> ${o.holder}
-        ), mine AS (
+        WITH ${counted(tx)}, mine AS (
           INSERT INTO limit_leases AS l (limit_name, holder, expires_at)
           SELECT ${o.limit}, ${o.holder}, now() + make_interval(secs => ${Math.max(1, Math.round(o.graceMs))}::float8 / 1000.0)
           WHERE EXISTS (SELECT 1 FROM live WHERE holder = ${o.holder}) OR (SELECT count(*) FROM held) < ${o.max}
