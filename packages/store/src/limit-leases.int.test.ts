@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rateShare } from "@flotilla/api";
-import { freshDatabase, sleep } from "@flotilla/testkit";
+import { eventually, freshDatabase, sleep } from "@flotilla/testkit";
+import { createClient } from "./driver.js";
 import { FleetShares } from "./limit-leases.js";
 
 const share = (s: FleetShares, limit: string, total: number) => {
@@ -61,5 +62,22 @@ test("a limit not used for idleMs is given back; renewing costs one statement pe
   } finally {
     await a.stop();
     await db.drop();
+  }
+});
+
+test("with Postgres away, a limit's first use goes ahead within a second on what there is (alone), and the failed renewal is told", async () => {
+  const sql = createClient("postgres://postgres@127.0.0.1:1/flotilla_nowhere", { max: 1 });
+  const errors: unknown[] = [];
+  const a = new FleetShares({ sql, holder: "a", renewMs: 200, onError: (e) => errors.push(e) });
+  try {
+    a.start();
+    const t0 = performance.now();
+    await a.ready("x");
+    assert.ok(performance.now() - t0 < 1500, `${performance.now() - t0} ms`);
+    assert.equal(share(a, "x", 30), 30);
+    await eventually(async () => errors.length > 0, { timeoutMs: 3000 });
+  } finally {
+    await a.stop();
+    await sql.end({ timeout: 1 });
   }
 });

@@ -204,9 +204,15 @@ export class FleetShares {
     this.readers.set(limit, read);
   }
 
-  /** Resolves once `limit` was renewed here (at once when it was already). */
-  ready(limit: string): Promise<void> {
-    return this.track(limit).ready!;
+  /**
+   * Resolves once `limit` was renewed here (at once when it was already), or after `timeoutMs`
+   * (default 1 s: Postgres slow or away) with what there is, so a caller is never held up longer.
+   */
+  ready(limit: string, timeoutMs = 1000): Promise<void> {
+    const t = this.track(limit);
+    if (t.others !== undefined) return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([t.ready!, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]).finally(() => clearTimeout(timer));
   }
 
   /** Whether `limit` has a snapshot of the fleet yet. */
