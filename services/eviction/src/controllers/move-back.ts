@@ -151,9 +151,9 @@ export function moveBack(d: Deps): Reconciler<string> {
           throw e;
         });
       const outcome = dec as MoveBackDecision;
-      // the slot's row goes once the binding does not move back (any more): its label is off, or it is gone
-      const uid = r.written || !r.obj ? (r.obj?.metadata.uid ?? claimed) : claimed;
-      if (uid && (claimed || (r.written && outcome.kind !== "surge")) && r.obj?.metadata.labels?.[MovingBackLabel] !== "true") await d.limits.release(MOVE_BACK_LIMIT, [uid]);
+      // a slot claimed now, or one this write ended (finish, revert, drop), goes once the binding does not move back: its label is off, or it is gone
+      const uid = claimed ?? (r.written ? r.obj?.metadata.uid : undefined);
+      if (uid && r.obj?.metadata.labels?.[MovingBackLabel] !== "true") await d.limits.release(MOVE_BACK_LIMIT, [uid]);
       if (outcome.kind === "wait") {
         // the bindings refused a slot at one instant do not all claim again at the next
         const ms = outcome.slot ? outcome.ms * (1 + Math.random() / 5) : outcome.ms;
