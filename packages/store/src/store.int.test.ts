@@ -86,6 +86,35 @@ describe("object store", () => {
     assert.deepEqual(results.map((r, i) => (r.status === "fulfilled" ? "ok" : (r.reason as Error).name + i)).filter((x) => x !== "ok"), ["ConflictError7"]);
   });
 
+  test("lists by label made together share statements, each answered on its own in (namespace, name) order", async () => {
+    let lists = 0;
+    const counted = new ObjectStore(db.sql, { onStatement: (s) => s === "list" && lists++ });
+    const made = [];
+    for (const ns of ["lb-b", "lb-a"]) for (let i = 0; i < 30; i++) made.push({ ...cm(`lb-${i}`), metadata: { name: `lb-${i}`, namespace: ns, labels: { set: `s${i % 10}`, tier: i % 2 ? "odd" : "even" } } });
+    await Promise.all(made.map((m) => store.create(m)));
+    const names = (r: { items: KubeObject[] }) => r.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    const want = (set: number, ns?: string, odd?: boolean) =>
+      made
+        .filter((m) => m.metadata.labels.set === `s${set}` && (!ns || m.metadata.namespace === ns) && (odd === undefined || (m.metadata.labels.tier === "odd") === odd))
+        .map((m) => `${m.metadata.namespace}/${m.metadata.name}`)
+        .sort();
+    const asked = Array.from({ length: 10 }, (_, i) => i);
+    const [all, inA, oddOnly, none] = await Promise.all([
+      Promise.all(asked.map((i) => counted.list("/ConfigMap", { labelSelector: `set=s${i}` }))),
+      Promise.all(asked.map((i) => counted.list("/ConfigMap", { namespace: "lb-a", labelSelector: `set=s${i}` }))),
+      Promise.all(asked.map((i) => counted.list("/ConfigMap", { labelSelector: `set=s${i},tier!=even` }))),
+      counted.list("apps/Deployment", { labelSelector: "set=s1" }),
+    ]);
+    for (const i of asked) {
+      assert.deepEqual(names(all[i]!), want(i));
+      assert.deepEqual(names(inA[i]!), want(i, "lb-a"));
+      assert.deepEqual(names(oddOnly[i]!), want(i, undefined, true));
+    }
+    assert.deepEqual(none.items, []);
+    assert.ok(lists < 31, `31 lists in ${lists} statements`);
+    assert.ok(all.every((r) => /^\d+$/.test(r.resourceVersion)));
+  });
+
   test("a second create of the same name is AlreadyExists and writes nothing", async () => {
     const before = await db.sql`SELECT count(*)::int AS n FROM outbox`;
     await assert.rejects(store.create(deploy("web")), { name: "AlreadyExistsError" });
