@@ -18,6 +18,8 @@ async function withinBudget(t: TestContext, replicas: number, budget: StackBudge
   }
   const detail = (phase: "burst" | "single") => `${phase}: row writes by table ${JSON.stringify(r.raw[phase].tables)}; object writes ${JSON.stringify(r.raw[phase].writes)}; statements ${r.raw[phase].topStatements.map(([q, n]) => `\n  ${n} × ${q}`).join("")}`;
   for (const phase of ["burst", "single"] as const) for (const l of detail(phase).split("\n")) t.diagnostic(l);
+  t.diagnostic(`the writes of the last Deployment one at a time:`);
+  for (const l of r.story) t.diagnostic(`  ${l}`);
   assert.deepEqual(r.notReady, [], "every Deployment ready when counted");
   assert.deepEqual(over, [], `over budget:\n${over.join("\n")}\n${detail("burst")}\n${detail("single")}`);
 }

@@ -81,6 +81,8 @@ export interface CostResult {
   raw: { burst: PhaseCost; single: PhaseCost; idle: PhaseCost };
   /** Deployments whose status did not say every replica ready at the end. */
   notReady: string[];
+  /** The object writes of the last Deployment of the one-at-a-time phase, in order, each with what it changed. */
+  story: string[];
 }
 
 interface Reading {
@@ -237,7 +239,11 @@ export async function measureCost(o: CostOptions): Promise<CostResult> {
     const single = await phase(b1, s1, o.single, s1.at - b1.at);
     const per = (p: PhaseCost) =>
       Object.fromEntries(MEASURES.map((m) => [m, Math.max(0, p[m] - (idleCost[m] * p.ms) / idleCost.ms) / p.deployments])) as Record<Measure, number>;
-    return { perDeployment: { burst: per(burst), single: per(single) }, raw: { burst, single, idle: idleCost }, notReady };
+    const last = `single-${o.single - 1}`;
+    const rows = await db.sql<{ key: string; type: string; object: Record<string, unknown> }[]>`
+      SELECT gk || ' ' || namespace || '/' || name AS key, type, object FROM outbox
+      WHERE name = ${last} OR name LIKE ${`${last}-%`} ORDER BY rv, id`;
+    return { perDeployment: { burst: per(burst), single: per(single) }, raw: { burst, single, idle: idleCost }, notReady, story: storyOf(rows) };
   } catch (e) {
     console.error(logs.tail(20_000));
     throw e;
@@ -249,6 +255,27 @@ export async function measureCost(o: CostOptions): Promise<CostResult> {
     await pg.destroy();
     if (stream) await deleteStream(stream);
   }
+}
+
+/** Each write as "<kind> <namespace>/<name> <type>: <the fields it changed>", against the object's write before it. */
+export function storyOf(rows: readonly { key: string; type: string; object: Record<string, unknown> }[]): string[] {
+  const before = new Map<string, Record<string, unknown>>();
+  const IGNORED = new Set(["metadata.resourceVersion", "metadata.managedFields", "metadata.generation"]);
+  const fields = (o: Record<string, unknown> | undefined) => {
+    const m = new Map<string, string>();
+    for (const [k, v] of Object.entries(o ?? {})) {
+      if (v && typeof v === "object" && !Array.isArray(v)) for (const [k2, v2] of Object.entries(v)) m.set(`${k}.${k2}`, JSON.stringify(v2));
+      else m.set(k, JSON.stringify(v));
+    }
+    return m;
+  };
+  return rows.map((r) => {
+    const a = fields(before.get(r.key));
+    const b = fields(r.object);
+    before.set(r.key, r.object);
+    const changed = [...new Set([...a.keys(), ...b.keys()])].filter((k) => !IGNORED.has(k) && a.get(k) !== b.get(k)).sort();
+    return `${r.key} ${r.type}${r.type === "MODIFIED" ? `: ${changed.join(", ") || "(nothing)"}` : ""}`;
+  });
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
