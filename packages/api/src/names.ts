@@ -60,6 +60,8 @@ export const RetainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
 export const PolicyPlacementAnnotation = "policy.karmada.io/applied-placement";
 export const AppliedOverrides = "policy.karmada.io/applied-overrides";
 export const AppliedClusterOverrides = "policy.karmada.io/applied-cluster-overrides";
+/** On a ResourceBinding with propagateDeps: JSON of the dependencies its workload references (DependentObjectReferences). */
+export const BindingDependenciesAnnotation = "resourcebinding.karmada.io/dependencies";
 
 export const ClusterControllerFinalizer = "karmada.io/cluster-controller";
 export const ExecutionControllerFinalizer = "karmada.io/execution-controller";

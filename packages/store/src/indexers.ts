@@ -1,4 +1,7 @@
 import {
+  AppliedClusterOverrides,
+  AppliedOverrides,
+  BindingDependenciesAnnotation,
   ClusterResourceBindingAnnotationKey,
   KARMADA,
   ResourceBindingNameAnnotationKey,
@@ -28,10 +31,44 @@ export const BINDING_WITH_MOVE_BACK_INDEX = "move-back";
 export const BINDING_WITH_APPLICATION_FAILOVER_INDEX = "app-failover";
 
 /**
+ * Index entry of a binding whose `resourcebinding.karmada.io/dependencies` annotation lists the
+ * object: `dependency:<apiVersion>/<kind>/<namespace>/<name>` (the dependencies distributor's
+ * record of what the binding's workload references, as Karmada writes it).
+ */
+export function bindingDependencyIndex(r: { apiVersion?: string; kind?: string; namespace?: string; name?: string }): string {
+  return `dependency:${r.apiVersion ?? ""}/${r.kind ?? ""}/${r.namespace ?? ""}/${r.name ?? ""}`;
+}
+
+/** The JSON array an annotation holds, or none when it is absent or not an array (written by hand). */
+function jsonArray(value: string | undefined): unknown[] {
+  if (!value) return [];
+  try {
+    const v: unknown = JSON.parse(value);
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The `dependency:` entries of a binding's dependencies annotation (entries without a kind or name skipped). */
+function dependencyEntries(obj: KubeObject): string[] {
+  const out: string[] = [];
+  for (const d of jsonArray(obj.metadata.annotations?.[BindingDependenciesAnnotation])) {
+    if (!isRecord(d) || !str(d.kind) || !str(d.name)) continue;
+    out.push(bindingDependencyIndex({ apiVersion: str(d.apiVersion), kind: str(d.kind), namespace: str(d.namespace), name: str(d.name) }));
+  }
+  return out;
+}
+
+/**
  * The secondary-index entries of a ResourceBinding or ClusterResourceBinding: `cluster:<name>`
  * for every cluster in `spec.clusters`, `evicting:<name>` for every graceful-eviction task's
- * `fromCluster`, `evicting` when it has any task, and `app-failover` when it has
- * `spec.failover.application`. Query with
+ * `fromCluster`, `evicting` when it has any task, `app-failover` when it has
+ * `spec.failover.application`, and `dependency:…` for every dependency its
+ * `resourcebinding.karmada.io/dependencies` annotation lists (bindingDependencyIndex). Query with
  * `store.list(gk, { index: bindingClusterIndex("member1") })`.
  */
 export const bindingIndexer: Indexer = (obj: KubeObject) => {
@@ -42,6 +79,7 @@ export const bindingIndexer: Indexer = (obj: KubeObject) => {
   for (const t of tasks) if (t?.fromCluster) keys.push(bindingEvictingIndex(t.fromCluster));
   if ((obj.spec?.failover as { application?: unknown } | undefined)?.application) keys.push(BINDING_WITH_APPLICATION_FAILOVER_INDEX);
   if (obj.metadata.annotations?.["failover.flotilla.io/placement-before-failover"] !== undefined) keys.push(BINDING_WITH_MOVE_BACK_INDEX);
+  keys.push(...dependencyEntries(obj));
   return keys;
 };
 
@@ -58,14 +96,48 @@ export function bindingOfWorkIndex(entry: string): { namespace: string; name: st
   return i < 0 ? { namespace: "", name: v } : { namespace: v.slice(0, i), name: v.slice(i + 1) };
 }
 
-/** The binding a Work belongs to, from the annotations the binding controller writes on it. */
+/**
+ * Index entry of a Work whose applied-overrides annotations name an override policy:
+ * `override:<namespace>/<name>` for an OverridePolicy (`policy.karmada.io/applied-overrides`;
+ * the policy is in the namespace of the Work's template), `cluster-override:<name>` for a
+ * ClusterOverridePolicy (`policy.karmada.io/applied-cluster-overrides`).
+ */
+export function workAppliedOverrideIndex(p: { namespace?: string; name: string }): string {
+  return p.namespace ? `override:${p.namespace}/${p.name}` : `cluster-override:${p.name}`;
+}
+
+/** The namespace of a Work's template: its manifest's, or its ResourceBinding's. */
+function templateNamespaceOf(obj: KubeObject): string {
+  const manifests = (obj.spec as { workload?: { manifests?: unknown } } | undefined)?.workload?.manifests;
+  const m = Array.isArray(manifests) ? manifests[0] : undefined;
+  const ns = isRecord(m) && isRecord(m.metadata) ? str(m.metadata.namespace) : "";
+  return ns || (obj.metadata.annotations?.[ResourceBindingNamespaceAnnotationKey] ?? "");
+}
+
+/** The policy names of an applied-overrides annotation (`[{"policyName","overriders"}]`). */
+function appliedPolicyNames(value: string | undefined): string[] {
+  return jsonArray(value)
+    .map((e) => (isRecord(e) ? str(e.policyName) : ""))
+    .filter((n) => n);
+}
+
+/**
+ * The binding a Work belongs to, from the annotations the binding controller writes on it, and
+ * the override policies it was rendered with (workAppliedOverrideIndex).
+ */
 export const workIndexer: Indexer = (obj: KubeObject) => {
   const a = obj.metadata.annotations ?? {};
+  const keys: string[] = [];
   if (a[ResourceBindingNamespaceAnnotationKey] && a[ResourceBindingNameAnnotationKey]) {
-    return [workBindingIndex({ namespace: a[ResourceBindingNamespaceAnnotationKey], name: a[ResourceBindingNameAnnotationKey] })];
+    keys.push(workBindingIndex({ namespace: a[ResourceBindingNamespaceAnnotationKey], name: a[ResourceBindingNameAnnotationKey] }));
+  } else if (a[ClusterResourceBindingAnnotationKey]) keys.push(workBindingIndex({ name: a[ClusterResourceBindingAnnotationKey] }));
+  for (const name of appliedPolicyNames(a[AppliedClusterOverrides])) keys.push(workAppliedOverrideIndex({ name }));
+  const ops = appliedPolicyNames(a[AppliedOverrides]);
+  if (ops.length) {
+    const namespace = templateNamespaceOf(obj);
+    if (namespace) for (const name of ops) keys.push(workAppliedOverrideIndex({ namespace, name }));
   }
-  if (a[ClusterResourceBindingAnnotationKey]) return [workBindingIndex({ name: a[ClusterResourceBindingAnnotationKey] })];
-  return [];
+  return keys;
 };
 
 /**

@@ -16,7 +16,7 @@ export interface DependencyRef {
 export type BindingSnapshot = NonNullable<ResourceBindingSpec["requiredBy"]>[number];
 
 /** The annotation on a binding listing its dependencies (JSON), as upstream. */
-export const BindingDependenciesAnnotation = "resourcebinding.karmada.io/dependencies";
+export { BindingDependenciesAnnotation } from "@flotilla/api";
 /** Prefix of the label an attached binding carries for each binding that requires it. */
 export const BindingDependedByLabelPrefix = "resourcebinding.karmada.io/depended-by-";
 /** The finalizer that holds a binding with propagateDeps until its attached bindings are released. */
