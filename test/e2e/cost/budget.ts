@@ -47,10 +47,10 @@ export const ONE_REPLICA: StackBudget = {
     outboxBytes: { max: 29_000, why: "measured 21,700–23,300: the whole object in every outbox row, Works carrying the Deployment manifest" },
   },
   single: {
-    transactions: { max: 135, why: "measured 90.9–108.5 (94–116 before the override policies came from an informer): nothing shares a commit; each reconcile locks its key; a watch polls for each write of its kinds" },
+    transactions: { max: 135, why: "measured 90.9–101.8 (99.6–108.5 before lists by label shared statements, 94–116 before the override policies came from an informer): nothing shares a commit; each reconcile locks its key; a watch polls for each write of its kinds" },
     writeTransactions: { max: 52, why: "measured 31.5–40.3 (45.7–48.7 with a NOTIFY statement after each write): 19 object writes, the relay's published marks, timers" },
     rowWrites: { max: 85, why: "measured 61.9 (98.2–110.6 with published marks and TOAST chunks): 18 object writes × 2 rows, timers, the relay's cursor, member leases, a placement_history row" },
-    statements: { max: 155, why: "measured 107.5–122 (107–134 before the override policies came from an informer): batched reads, lists, writes, key locks, the relay, watch polls, timer claims" },
+    statements: { max: 155, why: "measured 107.5–114.1 (114.6–122.3 before lists by label shared statements, 107–134 before the override policies came from an informer): batched reads, lists, writes, key locks, the relay, watch polls, timer claims" },
     natsMessages: { max: 21, why: "measured 14.5–16.5: one message per relay pass and kind" },
     outboxRows: { max: 23, why: "measured 18.0–18.9 object writes" },
     outboxBytes: { max: 39_000, why: "measured 30,300–31,900: as in a burst, over more writes" },
