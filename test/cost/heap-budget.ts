@@ -56,16 +56,6 @@ export const HEAP_BUDGET = {
     measured: 169,
     why: "a queued key in its namespace's turn of a lane and the dirty set (254 before the lanes); only while queued: a burst of 20,000 wake-ups ≈ 3.4 MB",
   },
-  "binding.overrideUsers": {
-    bytes: 720,
-    measured: 627,
-    why: "a binding key, its one-element set of policies and its entry in the policy's set (547 in some runs: when the GC swaps a concatenated key for its flat copy varies)",
-  },
-  "binding.dependencyUsers": {
-    bytes: 1_400,
-    measured: 1_211,
-    why: "a binding key, its set of two dependency keys and one set per dependency naming it (1,134 in some runs, as above)",
-  },
   "binding.reconcileStarts": {
     bytes: 280,
     measured: 242,

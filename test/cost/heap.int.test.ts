@@ -30,8 +30,6 @@ import { buildBinding } from "../../services/binding/src/logic/binding.js";
 import { withClaimMeta, claimFor } from "../../services/binding/src/logic/claim.js";
 import { buildWork } from "../../services/binding/src/logic/work.js";
 import { ReconcileStarts } from "../../services/binding/src/controllers/caches.js";
-import { DependencyUsers } from "../../services/binding/src/controllers/dependencies.js";
-import { OverrideUsers } from "../../services/binding/src/controllers/overrides.js";
 import { ClusterCache as ExecutionClusterCache } from "../../services/execution/src/controllers/cluster-cache.js";
 import { Members } from "../../services/execution/src/controllers/members.js";
 import { RbacAuthorizer } from "../../services/gateway/src/auth/access.js";
@@ -473,24 +471,6 @@ test("runtime: work queue, per queued key", async () => {
     return { keep: q };
   }, KEY_ROUNDS);
   check("runtime.workQueue", bytes);
-});
-
-test("binding: override users, per binding rendered with one override policy", async () => {
-  const bytes = await perObject("binding.overrideUsers", N.keys, () => {
-    const users = new OverrideUsers();
-    for (let i = 0; i < N.keys; i++) users.set(bindingKeyOf(i), [kindKey({ gk: GK.clusterOverridePolicy, name: "registry-mirror" })]);
-    return { keep: users };
-  }, KEY_ROUNDS);
-  check("binding.overrideUsers", bytes);
-});
-
-test("binding: dependency users, per binding with two dependencies", async () => {
-  const bytes = await perObject("binding.dependencyUsers", N.keys, () => {
-    const users = new DependencyUsers();
-    for (let i = 0; i < N.keys; i++) users.set(bindingKeyOf(i), [`v1/ConfigMap/${nsOf(i)}/app-${i}-config`, `v1/Secret/${nsOf(i)}/app-${i}-tls`]);
-    return { keep: users };
-  }, KEY_ROUNDS);
-  check("binding.dependencyUsers", bytes);
 });
 
 test("binding: detector's reconcile starts, per template", async () => {

@@ -10,9 +10,9 @@ import { DEFAULT_SETTINGS, type Settings } from "./settings.js";
 import { bindingController, bindingControllerName } from "./controllers/binding.js";
 import { PolicyCache, ReconcileStarts } from "./controllers/caches.js";
 import type { ControllerDeps } from "./controllers/common.js";
-import { DependencyUsers, dependenciesDistributor } from "./controllers/dependencies.js";
+import { dependenciesDistributor } from "./controllers/dependencies.js";
 import { detectorName, resourceDetector } from "./controllers/detector.js";
-import { OverridePolicies, OverrideUsers } from "./controllers/overrides.js";
+import { OverridePolicies } from "./controllers/overrides.js";
 import { policyController } from "./controllers/policy.js";
 import { routeWakeUp } from "./controllers/wakeups.js";
 import { compileSkippedNamespaces, isIgnoredTemplate } from "./logic/namespaces.js";
@@ -77,9 +77,7 @@ export function buildApp(deps: AppDeps): App {
     policies: new PolicyCache(deps.store, settings.policyCacheTtlMs),
     detectorStarts: new ReconcileStarts(),
     events: { detector: recorder(detectorName), binding: recorder(bindingControllerName) },
-    overrideUsers: new OverrideUsers(),
     overridePolicies: new OverridePolicies(deps.store, deps.log.child({ component: "override-policies" })),
-    dependencyUsers: new DependencyUsers(),
   };
   const run = deps.run
     ? { detector: !!deps.run.detector, policy: !!deps.run.policy, binding: !!deps.run.binding, dependencies: !!deps.run.dependencies }

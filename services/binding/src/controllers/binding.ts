@@ -7,7 +7,7 @@ import { EventReasonApplyOverridePolicyFailed, EventReasonSyncWorkFailed, Overri
 import { bindingStatusUpdate, templateStatusUpdate } from "../logic/status.js";
 import { buildWork, jobCompletions, mergeWork, targetClusters, workRefFor } from "../logic/work.js";
 import { deleteIfPresent, labelEquals, templateRef, toRef, writeStatus, type ControllerDeps } from "./common.js";
-import { clusterOverrides, policyKey } from "./overrides.js";
+import { clusterOverrides } from "./overrides.js";
 
 export const bindingControllerName = "binding-controller";
 
@@ -76,7 +76,6 @@ export function bindingController(d: ControllerDeps): Reconciler<string> {
       const completions = jobCompletions(t, b.spec, targets);
       const policies = await d.overridePolicies.for(t);
       const overrides = await clusterOverrides(d.store, policies, targets.map((c) => c.name ?? ""));
-      d.overrideUsers.set(key, [...policies.cluster, ...policies.namespaced].map(policyKey));
       const byNamespace = new Map(works.map((w) => [w.metadata.namespace ?? "", w]));
       const failures: string[] = [];
       const written = await Promise.all(

@@ -3,8 +3,7 @@ import { refOf, type EventRecorder, type ObjectStore } from "@flotilla/store";
 import type { Settings } from "../settings.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache, ReconcileStarts } from "./caches.js";
-import type { OverridePolicies, OverrideUsers } from "./overrides.js";
-import type { DependencyUsers } from "./dependencies.js";
+import type { OverridePolicies } from "./overrides.js";
 import { bindingRefFor } from "../logic/binding.js";
 import { claimedById, idLabelOf, withoutClaimMeta, type PolicyKind } from "../logic/claim.js";
 
@@ -29,12 +28,8 @@ export interface ControllerDeps {
   detectorStarts: ReconcileStarts;
   /** Kubernetes Events, per controller (the controller's name is the reporting component). */
   events: { detector: EventRecorder; binding: EventRecorder };
-  /** Which override policies each binding was last rendered with (see OverrideUsers). */
-  overrideUsers: OverrideUsers;
   /** The override policies renders read (see OverridePolicies). */
   overridePolicies: OverridePolicies;
-  /** Which dependencies each binding with propagateDeps last had (see DependencyUsers). */
-  dependencyUsers: DependencyUsers;
 }
 
 export function policyGk(kind: PolicyKind): string {

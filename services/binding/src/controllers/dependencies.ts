@@ -19,39 +19,6 @@ export const dependenciesDistributorName = "dependencies-distributor";
 
 const MAX_ATTEMPTS = 10;
 
-/**
- * Which bindings last listed each dependency (by dependencyKey), so that a dependency created,
- * changed or deleted after its binding was reconciled wakes that binding. In memory, per
- * replica, like OverrideUsers: after a restart the periodic resync fills it again.
- */
-export class DependencyUsers {
-  private readonly byDependency = new Map<string, Set<string>>();
-  private readonly byBinding = new Map<string, Set<string>>();
-
-  /** Records that `binding` depends on exactly `deps` (dependency keys). */
-  set(binding: string, deps: readonly string[]): void {
-    for (const k of this.byBinding.get(binding) ?? []) {
-      const s = this.byDependency.get(k);
-      s?.delete(binding);
-      if (s?.size === 0) this.byDependency.delete(k);
-    }
-    if (deps.length === 0) {
-      this.byBinding.delete(binding);
-      return;
-    }
-    this.byBinding.set(binding, new Set(deps));
-    for (const k of deps) {
-      let s = this.byDependency.get(k);
-      if (!s) this.byDependency.set(k, (s = new Set()));
-      s.add(binding);
-    }
-  }
-
-  bindingsOf(dependency: string): string[] {
-    return [...(this.byDependency.get(dependency) ?? [])];
-  }
-}
-
 type Deps = ControllerDeps;
 
 /**
@@ -80,13 +47,11 @@ export function dependenciesDistributor(d: Deps): Reconciler<string> {
       if (!b) {
         // normally the finalizer keeps a binding until it is released; this covers one removed without it
         await releaseAll(d, ref.namespace, ref.name, undefined, ctx);
-        d.dependencyUsers.set(key, []);
         return done();
       }
       ctx.observed(b.metadata.resourceVersion);
       const held = (b.metadata.finalizers ?? []).includes(DependenciesDistributorFinalizer);
       if (!b.spec?.propagateDeps || b.metadata.deletionTimestamp) {
-        d.dependencyUsers.set(key, []);
         if (!held) return done();
         await releaseAll(d, ref.namespace, ref.name, bindingId(b), ctx);
         const w = await d.store.mutate<ResourceBinding>(ref, (cur) =>
@@ -103,7 +68,6 @@ export function dependenciesDistributor(d: Deps): Reconciler<string> {
       if (!t) return done(); // the template is gone; its deletion deletes the binding
       const deps = dependenciesOf(t);
       if (!deps) return done(); // no dependency interpreter for this kind
-      d.dependencyUsers.set(key, deps.map(dependencyKey));
 
       const annotation = JSON.stringify(deps);
       let parent = b;
@@ -266,9 +230,4 @@ async function detach(d: Deps, aref: KeyRef, namespace: string, name: string, ct
     }
   }
   throw last;
-}
-
-/** The bindings to wake for a change of a possible dependency object (a core ConfigMap, Secret, ServiceAccount or PVC). */
-export function bindingsForDependency(users: DependencyUsers, o: { apiVersion: string; kind: string; namespace: string; name: string }): string[] {
-  return users.bindingsOf(dependencyKey(o));
 }

@@ -1,47 +1,8 @@
-import { GK, kindKey, type AnyOverridePolicy, type AnyResourceBinding, type Cluster, type KubeObject, type ResourceSelector } from "@flotilla/api";
+import { GK, type AnyOverridePolicy, type Cluster, type KubeObject } from "@flotilla/api";
 import type { Logger } from "@flotilla/log";
 import { Informer } from "@flotilla/runtime";
 import type { ObjectStore } from "@flotilla/store";
 import { OverrideError, matchingOverridePolicies, needsCluster, overrideEntries, type ClusterOverrides } from "../logic/overrides.js";
-
-/**
- * Which override policies each binding's Works were last rendered with, per replica: a policy
- * that changes or goes re-renders those bindings too, not only the ones its current selectors
- * pick (the wake-up carries no old version of the policy). Forgotten on restart, when every
- * binding is reconciled again; the periodic resync covers bindings another replica rendered.
- */
-export class OverrideUsers {
-  private readonly byPolicy = new Map<string, Set<string>>();
-  private readonly byBinding = new Map<string, Set<string>>();
-
-  /** Records that `binding` was rendered with exactly `policies` (policy keys). */
-  set(binding: string, policies: readonly string[]): void {
-    const old = this.byBinding.get(binding);
-    for (const p of old ?? []) {
-      const s = this.byPolicy.get(p);
-      s?.delete(binding);
-      if (s?.size === 0) this.byPolicy.delete(p);
-    }
-    if (policies.length === 0) {
-      this.byBinding.delete(binding);
-      return;
-    }
-    this.byBinding.set(binding, new Set(policies));
-    for (const p of policies) {
-      let s = this.byPolicy.get(p);
-      if (!s) this.byPolicy.set(p, (s = new Set()));
-      s.add(binding);
-    }
-  }
-
-  bindingsOf(policy: string): string[] {
-    return [...(this.byPolicy.get(policy) ?? [])];
-  }
-}
-
-export function policyKey(p: AnyOverridePolicy): string {
-  return kindKey({ gk: p.kind === "ClusterOverridePolicy" ? GK.clusterOverridePolicy : GK.overridePolicy, namespace: p.metadata.namespace ?? "", name: p.metadata.name ?? "" });
-}
 
 /**
  * The override policies of both kinds, for rendering: the process follows them with an informer
@@ -113,36 +74,4 @@ export async function clusterOverrides(store: ObjectStore, policies: { cluster: 
     }),
   );
   return out;
-}
-
-/** A selector that could pick the binding's template, ignoring its label selector (the template is not read here). */
-function mayPick(rs: ResourceSelector, r: NonNullable<AnyResourceBinding["spec"]>["resource"]): boolean {
-  if ((rs.apiVersion ?? "") !== (r?.apiVersion ?? "") || (rs.kind ?? "") !== (r?.kind ?? "")) return false;
-  if (rs.namespace && rs.namespace !== (r?.namespace ?? "")) return false;
-  return !rs.name || rs.name === r?.name;
-}
-
-/**
- * The bindings an override policy's change concerns: those in its scope (an OverridePolicy's
- * namespace; every RB and CRB for a ClusterOverridePolicy) whose template its selectors may pick
- * (all of them when it has none), plus those this replica last rendered with it. A policy that
- * is gone (its selectors unknown) concerns every binding in its scope.
- */
-export async function bindingsForOverridePolicy(store: ObjectStore, users: OverrideUsers, gk: string, namespace: string, name: string): Promise<string[]> {
-  const keys = new Set(users.bindingsOf(kindKey({ gk, namespace, name })));
-  const p = await store.get<AnyOverridePolicy>({ gk, namespace, name });
-  const selectors = p?.spec?.resourceSelectors ?? [];
-  const lists =
-    gk === GK.overridePolicy
-      ? [{ gk: GK.resourceBinding, items: (await store.list<AnyResourceBinding>(GK.resourceBinding, { namespace })).items }]
-      : [
-          { gk: GK.resourceBinding, items: (await store.list<AnyResourceBinding>(GK.resourceBinding)).items },
-          { gk: GK.clusterResourceBinding, items: (await store.list<AnyResourceBinding>(GK.clusterResourceBinding)).items },
-        ];
-  for (const l of lists) {
-    for (const b of l.items) {
-      if (!p || selectors.length === 0 || selectors.some((rs) => mayPick(rs, b.spec?.resource))) keys.add(kindKey({ gk: l.gk, namespace: b.metadata.namespace ?? "", name: b.metadata.name ?? "" }));
-    }
-  }
-  return [...keys];
 }

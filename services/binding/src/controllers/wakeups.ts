@@ -4,9 +4,8 @@ import { bindingRefFor } from "../logic/binding.js";
 import { isIgnoredNamespace } from "../logic/namespaces.js";
 import type { SeenVersions } from "@flotilla/runtime";
 import type { PolicyCache } from "./caches.js";
-import { bindingsForDependency, type DependencyUsers } from "./dependencies.js";
 import { INTERPRETED_KINDS } from "../logic/dependencies.js";
-import { bindingsForOverridePolicy, type OverrideUsers } from "./overrides.js";
+import { bindingsForDependency, bindingsForOverridePolicy } from "./relations.js";
 
 /** The keys one wake-up concerns, per controller. */
 export interface Routed {
@@ -25,10 +24,13 @@ export interface Routed {
  *   controller for its binding (Works carry the template, and its status comes back to it);
  * - a (Cluster)PropagationPolicy: the policy controller;
  * - a (Cluster)OverridePolicy: the binding controller for the bindings whose template it may
- *   select and those last rendered with it (see bindingsForOverridePolicy);
+ *   select and those whose Works were rendered with it (see bindingsForOverridePolicy: from the
+ *   store, so on any replica);
  * - a (Cluster)ResourceBinding: the binding controller (a ResourceBinding also the dependencies
  *   distributor);
- * - a core object some binding depends on (see DependencyUsers): also the distributor for those bindings;
+ * - a ConfigMap, Secret, ServiceAccount or PVC some binding depends on (its dependencies
+ *   annotation lists it; see bindingsForDependency: from the store, so on any replica): also the
+ *   distributor for those bindings;
  * - a workload the dependency interpreter knows: also the distributor for its binding;
  * - a Work: the binding controller for the binding named in its annotations (read from the
  *   store; a Work already gone needs nothing: its binding saw it being deleted);
@@ -43,8 +45,6 @@ export async function routeWakeUp(
     skipped: readonly RegExp[];
     seen: { detector: SeenVersions; binding: SeenVersions; dependencies: SeenVersions };
     policies: PolicyCache;
-    overrideUsers: OverrideUsers;
-    dependencyUsers: DependencyUsers;
   },
 ): Promise<Routed> {
   const out: Routed = { detector: [], policy: [], binding: [], dependencies: [] };
@@ -62,7 +62,7 @@ export async function routeWakeUp(
       return out;
     case GK.overridePolicy:
     case GK.clusterOverridePolicy:
-      out.binding.push(...(await bindingsForOverridePolicy(d.store, d.overrideUsers, gk, namespace, name)));
+      out.binding.push(...(await bindingsForOverridePolicy(d.store, gk, namespace, name)));
       return out;
     case GK.resourceBinding:
     case GK.clusterResourceBinding: {
@@ -92,7 +92,7 @@ export async function routeWakeUp(
   }
   if (!isTemplateType(type) || isIgnoredNamespace(namespace, d.skipped)) return out;
   // a dependency created, changed or deleted: the bindings that depend on it
-  if (type.group === "") out.dependencies.push(...bindingsForDependency(d.dependencyUsers, { apiVersion: w.apiVersion ?? "", kind: type.kind, namespace, name }));
+  if (type.group === "") out.dependencies.push(...(await bindingsForDependency(d.store, { apiVersion: w.apiVersion ?? "", kind: type.kind, namespace, name })));
   const key = kindKey({ gk, namespace, name });
   out.own = key;
   if (!d.seen.detector.covers(key, w.resourceVersion)) out.detector.push(key);
