@@ -44,13 +44,13 @@ function call(handlers: grpc.UntypedServiceImplementation, method: string, autho
 
 const access = (users: Record<string, UserInfo>, allow: (u: UserInfo, a: Attributes) => boolean): CallAccess => ({
   authenticator: { authenticate: async (h) => (h ? users[h.replace(/^Bearer /, "")] : undefined) },
-  authorizer: { decide: (u, a) => ({ allowed: allow(u, a) }) },
+  authorizer: { decide: (u, a) => ({ allowed: allow(u, a), reason: "" }) },
 });
 
 test("a call is authenticated before anything else, then authorized as its method's RBAC request; an unlisted method is closed", async () => {
   const ran: string[] = [];
   const handlers = authorizedHandlers(
-    access({ good: { name: "system:serviceaccount:flotilla-system:scheduler", groups: [AUTHENTICATED_GROUP] }, other: { name: "eve", groups: [AUTHENTICATED_GROUP] } }, (u, a) => u.name.endsWith(":scheduler") && a.resource === "maxavailablereplicas"),
+    access({ good: { name: "system:serviceaccount:flotilla-system:scheduler", groups: [AUTHENTICATED_GROUP] }, other: { name: "eve", groups: [AUTHENTICATED_GROUP] } }, (u, a) => u.name.endsWith(":scheduler") && a.resourceRequest && a.resource === "maxavailablereplicas"),
     { maxAvailableReplicas: (_c: unknown, cb: grpc.sendUnaryData<unknown>) => (ran.push("maxAvailableReplicas"), cb(null, "ok")), debug: (_c: unknown, cb: grpc.sendUnaryData<unknown>) => (ran.push("debug"), cb(null, "ok")) },
     ESTIMATOR_METHODS,
   );

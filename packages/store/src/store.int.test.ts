@@ -89,8 +89,7 @@ describe("object store", () => {
   test("lists by label made together share statements, each answered on its own in (namespace, name) order", async () => {
     let lists = 0;
     const counted = new ObjectStore(db.sql, { onStatement: (s) => s === "list" && lists++ });
-    const made = [];
-    for (const ns of ["lb-b", "lb-a"]) for (let i = 0; i < 30; i++) made.push({ ...cm(`lb-${i}`), metadata: { name: `lb-${i}`, namespace: ns, labels: { set: `s${i % 10}`, tier: i % 2 ? "odd" : "even" } } });
+    const made = ["lb-b", "lb-a"].flatMap((ns) => Array.from({ length: 30 }, (_, i) => ({ ...cm(`lb-${i}`), metadata: { name: `lb-${i}`, namespace: ns, labels: { set: `s${i % 10}`, tier: i % 2 ? "odd" : "even" } } })));
     await Promise.all(made.map((m) => store.create(m)));
     const names = (r: { items: KubeObject[] }) => r.items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
     const want = (set: number, ns?: string, odd?: boolean) =>
