@@ -20,6 +20,7 @@ import { openAuditLog, type AuditLog } from "./auth/audit.js";
 import type { Access } from "./auth/access.js";
 import { startEventCollector, type EventCollector, type EventCollectorOptions } from "./event-ttl.js";
 import { registerClusterProxy, type ClusterProxySettings } from "./http/proxy.js";
+import { registerCors } from "./http/cors.js";
 
 export interface GatewayDeps {
   store: ObjectStore;
@@ -46,6 +47,8 @@ export interface GatewayDeps {
   proxy?: ClusterProxySettings;
   /** The process's metrics registry (default: one of its own). */
   metrics?: Metrics;
+  /** Browser portals on these origins may call the REST API and the Connect endpoint (CORS_ALLOWED_ORIGINS; default none: CORS off). */
+  cors?: { allowedOrigins: readonly string[] };
 }
 
 /** The gateway's own metric names. */
@@ -152,6 +155,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   });
 
   const gate = new Gatekeeper({ access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits, shares: deps.shares });
+  // before authentication: a listed origin's preflight is answered without credentials, and a 401 carries the CORS headers
+  registerCors(http, deps.cors?.allowedOrigins ?? []);
   registerAuth(http, gate);
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   if (deps.access.serviceAccounts) registerTokenRequests(http, api, deps.access.serviceAccounts);

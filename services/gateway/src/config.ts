@@ -40,5 +40,6 @@ export const configSchema = {
   MEMBER_ALLOW_HTTP: oneOf(["none", "loopback", "any"] as const, "none", "plain-http spec.apiEndpoint the cluster proxy may forward to (the member's token then travels in clear): none, loopback (a local simulator) or any; the execution service's rule, set both alike"),
   TUNNEL_RECHECK_INTERVAL: duration("30s", "how often an open agent tunnel is admitted again (token, RBAC, cluster in Pull mode): a revoked token or permission closes it within this time"),
   MEMBER_REQUEST_TIMEOUT: duration("10s", "how long the cluster proxy waits for a member to start answering (watches and logs then stream without limit)"),
+  CORS_ALLOWED_ORIGINS: str("", "browser portals on these origins may call the REST API and the Connect/gRPC-Web endpoint (CORS): comma-separated exact origins (https://portal.example.com[:port]); empty: CORS off"),
   TOKEN_AUTH_FILE_CREATE: bool(false, "when TOKEN_AUTH_FILE does not exist, create it (mode 0600) with one random token of user admin in group system:masters"),
 };

@@ -13,6 +13,7 @@ import { openAuditLog } from "./auth/audit.js";
 import { OidcAuthenticator, unionAuthenticator } from "./auth/oidc.js";
 import { ServiceAccountTokens, ensureSigningKey } from "./auth/serviceaccounts.js";
 import { DEFAULT_LIMITS } from "./http/auth.js";
+import { parseAllowedOrigins } from "./http/cors.js";
 import { GATEWAY_IDENTITY, callerCredentials, readCa, selfIssuedToken } from "@flotilla/auth";
 
 await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics, ready, starting }) => {
@@ -41,6 +42,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
   if (!cfg.TLS_CERT_FILE && !isLoopback(cfg.HOST)) throw new ConfigError([`HOST ${cfg.HOST} is not a loopback address: tokens must not cross a network in clear; set TLS_CERT_FILE and TLS_KEY_FILE`]);
   if (cfg.TLS_CERT_FILE && cfg.TLS_CERT_CREATE && (await ensureServingCert(cfg.TLS_CERT_FILE, cfg.TLS_KEY_FILE, [cfg.HOST, ...cfg.TLS_CERT_HOSTS.split(",").map((h) => h.trim())]))) log.warn({ cert: cfg.TLS_CERT_FILE }, "created a self-signed serving certificate");
   const tls = cfg.TLS_CERT_FILE ? { cert: readFileSync(cfg.TLS_CERT_FILE), key: readFileSync(cfg.TLS_KEY_FILE) } : undefined;
+  const allowedOrigins = allowedOriginsOf(cfg.CORS_ALLOWED_ORIGINS);
   const gateway = buildGateway({
     store,
     log,
@@ -60,6 +62,7 @@ await runService("gateway", configSchema, async ({ cfg, log, db, store, metrics,
         : undefined,
     access: { authenticator, authorizer: new RbacAuthorizer(store, log), serviceAccounts },
     tls,
+    cors: { allowedOrigins },
     proxy: { allowHttp: cfg.MEMBER_ALLOW_HTTP, timeoutMs: cfg.MEMBER_REQUEST_TIMEOUT, tunnelRecheckMs: cfg.TUNNEL_RECHECK_INTERVAL },
     audit: openAuditLog(cfg.AUDIT_LOG_PATH),
     eventTtl: { sql: db.sql, ttlMs: cfg.EVENT_TTL },
@@ -89,6 +92,14 @@ async function serviceAccountTokens(cfg: ConfigOf<typeof configSchema>, store: O
     return await ServiceAccountTokens.fromFile(store, file, cfg.SERVICE_ACCOUNT_ISSUER, { audiences: audiences.length ? audiences : [cfg.SERVICE_ACCOUNT_ISSUER], defaultSeconds: 3600, maxSeconds: Math.max(600, Math.floor(cfg.SERVICE_ACCOUNT_MAX_TOKEN_EXPIRATION / 1000)) });
   } catch (e) {
     throw new ConfigError([`SERVICE_ACCOUNT_KEY_FILE ${file}: ${(e as Error).message}`]);
+  }
+}
+
+function allowedOriginsOf(s: string): string[] {
+  try {
+    return parseAllowedOrigins(s);
+  } catch (e) {
+    throw new ConfigError([`CORS_ALLOWED_ORIGINS: ${(e as Error).message}`]);
   }
 }
 
