@@ -20,9 +20,9 @@ import { ProcessLogs } from "../lib/logs.js";
 import { dividedPolicy, loadDeployment } from "../lib/objects.js";
 import { clusterPods, setFault, type ClusterPods } from "../lib/members.js";
 import { pgbench, type PgbenchResult } from "../lib/pgbench.js";
-import { PipelineTracker, STAGES, worksMatch, type TemplateState } from "../lib/pipeline.js";
-import { cpuMs, cpuMsByName, pgrep, RssSampler } from "../lib/proc.js";
-import { SERVICE_NAMES, deleteStream, gatewayFetch, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type GatewayAccess, type Services, type SimulatorProcess } from "../lib/stack.js";
+import { PipelineTracker, STAGES, worksMatch, type Flatness, type TemplateState } from "../lib/pipeline.js";
+import { cpuMs, cpuMsByName, pgrep, RssSampler, waitCpuSettled } from "../lib/proc.js";
+import { SERVICE_NAMES, deleteStream, gatewayFetch, isolatedEnv, joinAndWaitReady, startServices, startSimulatorProcess, waitIdle, type Exit, type GatewayAccess, type ServiceName, type Services, type SimulatorProcess } from "../lib/stack.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep, type Distribution } from "../lib/stats.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -41,6 +41,12 @@ const { values: v } = parseArgs({
     stall: { type: "string", default: "60" },
     failover: { type: "boolean" },
     "no-failover": { type: "boolean" },
+    "failover-members": { type: "string", default: "25" },
+    "cold-start": { type: "boolean" },
+    "no-cold-start": { type: "boolean" },
+    "settle-cpu": { type: "string", default: "5" },
+    "settle-seconds": { type: "string", default: "3" },
+    "settle-timeout": { type: "string", default: "120" },
     "ready-delay-ms": { type: "string", default: "200" },
     nodes: { type: "string", default: "3" },
     "node-cpu": { type: "string", default: "8" },
@@ -84,6 +90,14 @@ const S = {
   timeoutS: int("timeout", 1),
   stallS: int("stall", 1),
   failover: !v["no-failover"],
+  /** Members failed at once in phase 2: --failover-members, at most a quarter of the clusters (at least 1). */
+  failoverMembers: Math.max(1, Math.min(int("failover-members", 1), Math.floor(int("clusters", 2) / 4))),
+  failoverMembersAsked: int("failover-members", 1),
+  coldStart: !v["no-cold-start"],
+  /** Settled: every service process together under this % of one core for `settleSeconds`. */
+  settleCpuPercent: Number(v["settle-cpu"]),
+  settleSeconds: int("settle-seconds", 1),
+  settleTimeoutS: int("settle-timeout", 1),
   readyDelayMs: int("ready-delay-ms"),
   nodes: int("nodes", 1),
   nodeCpu: v["node-cpu"]!,
@@ -98,6 +112,8 @@ const S = {
   cpuProf: v["cpu-prof"] ? path.resolve(v["cpu-prof"]) : undefined,
   env: userEnv,
 };
+
+if (!(S.settleCpuPercent > 0)) throw new Error(`--settle-cpu: expected a percentage of one core above 0, got ${JSON.stringify(v["settle-cpu"])}`);
 
 /** Failover knobs (phase 2): probes every second, Ready False after 2 s, NoExecute at once; heartbeats never go stale on their own. */
 const FAILOVER_KNOBS: Record<string, string> = {
@@ -321,6 +337,8 @@ interface BurstResult {
   postFailures: string[];
   wait: WaitOutcome;
   stages: StageResult[];
+  /** Per stage: the rate of the first and the last 10 % of the burst's Deployments to reach it. */
+  flatness: Partial<Record<(typeof PHASE1)[number], Flatness>>;
   settledAfterMs: number;
   window: Window;
 }
@@ -382,9 +400,10 @@ async function burst(gw: GatewayAccess, tracker: PipelineTracker, probes: Probes
     latencyMs: distribution(postMs),
   };
   const stages = [postStage, ...PHASE1.map((s) => ({ ...stageResult(s, tracker.reached(s), S.deployments, t0, (k) => postedAt.get(k)), stage: PHASE1_LABEL[s] }))];
+  const flatness = Object.fromEntries(PHASE1.map((s) => [s, tracker.flatness(s, S.deployments, 0.1)]).filter(([, f]) => f !== undefined)) as BurstResult["flatness"];
   await probes.settle();
   const c1 = await probes.counters();
-  return { posted: postedAt.size, ...(during ? { during } : {}), postFailures, wait, stages, settledAfterMs: c1.t - t0, window: windowOf(c0, c1, cpuEnd) };
+  return { posted: postedAt.size, ...(during ? { during } : {}), postFailures, wait, stages, flatness, settledAfterMs: c1.t - t0, window: windowOf(c0, c1, cpuEnd) };
 }
 
 interface PodsResult {
@@ -434,42 +453,63 @@ function podsResult(pods: ClusterPods[], tracker: PipelineTracker): PodsResult {
 }
 
 interface FailoverResult {
-  cluster: string;
+  /** The failed members: the `--failover-members` clusters in the most load bindings. */
+  clusters: string[];
+  /** Bindings that listed any of them when they failed. */
   bindings: number;
-  /** From the fault to the first NoSchedule taint and to the NoExecute taint, ms. */
+  /** From the fault to the first NoSchedule taint on any of them, to the first NoExecute taint, and to the last (all of them tainted), ms. */
   faultToNoScheduleMs?: number;
   faultToNoExecuteMs?: number;
+  faultToLastNoExecuteMs?: number;
+  /** How many of the failed clusters were seen with the NoExecute taint. */
+  noExecuteTainted: number;
   wait: WaitOutcome;
-  /** From the NoExecute taint. */
+  /** From the first NoExecute taint on any failed cluster (latency per binding: from the first NoExecute taint on a cluster it listed). */
   stages: StageResult[];
   /** How many clusters each affected binding lists at the end: {"2": 590, "1": 10}. */
   clusterCounts: Record<string, number>;
+  /** The same by how many failed clusters the binding listed: {"1 failed → 2": 80, "2 failed → 1": 10}. */
+  clusterCountsByFailed: Record<string, number>;
   window: Window;
+  /** Peak RSS of each process from the fault until the wait ended. */
+  rssPeak: Map<string, number>;
 }
 
 const FAILOVER_STAGES = ["evicted", "rescheduled", "newWorksApplied"] as const;
 const FAILOVER_LABEL: Record<(typeof FAILOVER_STAGES)[number], string> = {
-  evicted: "evicted (off spec.clusters)",
+  evicted: "evicted (off every failed cluster)",
   rescheduled: "rescheduled (2 other clusters)",
   newWorksApplied: "new Works applied",
 };
 
-async function failover(adminUrl: string, tracker: PipelineTracker, probes: Probes): Promise<FailoverResult> {
+/** The first time the cluster was seen with a taint of this effect (sample time), if it has it now. */
+const taintSeen = (tracker: PipelineTracker, cluster: string, effect: string) => [...(tracker.taints.get(cluster) ?? [])].find(([k]) => k.endsWith(`:${effect}`))?.[1];
+
+async function failover(adminUrl: string, tracker: PipelineTracker, probes: Probes, pids: () => ReadonlyMap<string, number | undefined>): Promise<FailoverResult> {
   const keys = Array.from({ length: S.deployments }, (_, i) => keyOf(i));
   const perCluster = new Map<string, number>();
   for (const k of keys) for (const c of tracker.templates.get(k)?.binding?.clusters ?? []) perCluster.set(c.name, (perCluster.get(c.name) ?? 0) + 1);
-  const [cluster, count] = [...perCluster].reduce((a, b) => (b[1] > a[1] ? b : a));
-  const affected = keys.filter((k) => tracker.templates.get(k)?.binding?.clusters.some((c) => c.name === cluster));
-  const off = (s: TemplateState) => !!s.binding && !s.binding.clusters.some((c) => c.name === cluster);
+  const failed = [...perCluster]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0], "en", { numeric: true }))
+    .slice(0, S.failoverMembers)
+    .map(([c]) => c);
+  const failedSet = new Set(failed);
+  const affected = keys.filter((k) => tracker.templates.get(k)?.binding?.clusters.some((c) => failedSet.has(c.name)));
+  const off = (s: TemplateState) => !!s.binding && !s.binding.clusters.some((c) => failedSet.has(c.name));
   const rescheduled = (s: TemplateState) => off(s) && s.binding!.clusters.length === 2 && s.binding!.clusters.reduce((a, c) => a + c.replicas, 0) === S.replicas;
+  // the failed clusters each affected binding listed, for its latency from the first of their taints
+  const listed = new Map(affected.map((k) => [k, tracker.templates.get(k)!.binding!.clusters.map((c) => c.name).filter((c) => failedSet.has(c))]));
   tracker.track("evicted", affected, off);
   tracker.track("rescheduled", affected, rescheduled);
   tracker.track("newWorksApplied", affected, (s) => rescheduled(s) && worksMatch(s));
-  console.log(`\nfailover: ${cluster} (in ${count} bindings) made unreachable`);
+  console.log(
+    `\nfailover: ${failed.length} member(s) made unreachable at once${S.failoverMembers < S.failoverMembersAsked ? ` (--failover-members ${S.failoverMembersAsked}, capped to a quarter of ${S.clusters} clusters)` : ""}: ` +
+      `${failed.map((c) => `${c} (${perCluster.get(c)})`).join(", ")}; ${affected.length} bindings on them`,
+  );
   const c0 = await probes.counters();
+  const rss = new RssSampler(pids);
   const tFault = performance.now();
-  await setFault(adminUrl, cluster, "unreachable");
-  const taintAt = (effect: string) => [...(tracker.taints.get(cluster) ?? [])].find(([k]) => k.endsWith(`:${effect}`))?.[1];
+  await Promise.all(failed.map((c) => setFault(adminUrl, c, "unreachable")));
   let cpuEnd: CpuSnapshot | undefined;
   const wait = await waitStages(tracker, FAILOVER_STAGES, {
     t0: tFault,
@@ -477,25 +517,148 @@ async function failover(adminUrl: string, tracker: PipelineTracker, probes: Prob
     label: (n) => FAILOVER_LABEL[n as keyof typeof FAILOVER_LABEL],
     onChange: async () => void (cpuEnd = await probes.cpu()),
   });
-  const noExecute = taintAt("NoExecute");
-  const noSchedule = taintAt("NoSchedule");
-  if (noExecute === undefined) console.log(`  no NoExecute taint on ${cluster} was seen`);
-  const stages = FAILOVER_STAGES.map((s) => ({ ...stageResult(s, tracker.reached(s), affected.length, noExecute ?? tFault, () => noExecute), stage: FAILOVER_LABEL[s] }));
+  rss.stop();
+  const noExecuteAt = new Map(failed.map((c) => [c, taintSeen(tracker, c, "NoExecute")] as const).filter((e): e is [string, number] => e[1] !== undefined));
+  const noSchedule = failed.map((c) => taintSeen(tracker, c, "NoSchedule")).filter((t) => t !== undefined);
+  const noExecute = noExecuteAt.size ? Math.min(...noExecuteAt.values()) : undefined;
+  if (noExecuteAt.size < failed.length) console.log(`  no NoExecute taint was seen on ${failed.filter((c) => !noExecuteAt.has(c)).join(", ")}`);
+  const taintOf = (k: string) => {
+    const ts = (listed.get(k) ?? []).map((c) => noExecuteAt.get(c)).filter((t) => t !== undefined);
+    return ts.length ? Math.min(...ts) : undefined;
+  };
+  const stages = FAILOVER_STAGES.map((s) => ({ ...stageResult(s, tracker.reached(s), affected.length, noExecute ?? tFault, taintOf), stage: FAILOVER_LABEL[s] }));
   const clusterCounts: Record<string, number> = {};
+  const clusterCountsByFailed: Record<string, number> = {};
   for (const k of affected) {
     const n = String(tracker.templates.get(k)?.binding?.clusters.length ?? 0);
     clusterCounts[n] = (clusterCounts[n] ?? 0) + 1;
+    const by = `${listed.get(k)?.length ?? 0} failed → ${n}`;
+    clusterCountsByFailed[by] = (clusterCountsByFailed[by] ?? 0) + 1;
   }
   const c1 = await probes.counters();
   return {
-    cluster,
+    clusters: failed,
+    clusterCountsByFailed,
     bindings: affected.length,
-    ...(noSchedule !== undefined ? { faultToNoScheduleMs: noSchedule - tFault } : {}),
-    ...(noExecute !== undefined ? { faultToNoExecuteMs: noExecute - tFault } : {}),
+    ...(noSchedule.length ? { faultToNoScheduleMs: Math.min(...noSchedule) - tFault } : {}),
+    ...(noExecute !== undefined ? { faultToNoExecuteMs: noExecute - tFault, faultToLastNoExecuteMs: Math.max(...noExecuteAt.values()) - tFault } : {}),
+    noExecuteTainted: noExecuteAt.size,
     wait,
     stages,
     clusterCounts,
     window: windowOf(c0, c1, wait.complete ? c1 : (cpuEnd ?? c1)),
+    rssPeak: rss.peak,
+  };
+}
+
+/** Makes the failed members healthy again and waits until their taints are gone (at most `--timeout`); ms, or undefined when they stayed tainted. */
+async function heal(adminUrl: string, tracker: PipelineTracker, clusters: readonly string[]): Promise<number | undefined> {
+  const t = performance.now();
+  await Promise.all(clusters.map((c) => setFault(adminUrl, c, "healthy")));
+  while (performance.now() - t < S.timeoutS * 1000) {
+    if (clusters.every((c) => (tracker.taints.get(c)?.size ?? 0) === 0)) return performance.now() - t;
+    await sleep(100);
+  }
+  return undefined;
+}
+
+interface ColdStartResult {
+  /** SIGTERM to every service → every one exited, ms. */
+  stopMs: number;
+  exits: Record<string, Exit>;
+  /** From starting the services again ("start"): the gateway's first 200 to an authenticated GET of a stored Deployment, ms. */
+  gatewayAnswersMs?: number;
+  /** Start → every service answers /readyz, ms. */
+  allReadyMs?: number;
+  /** The new Deployment: start → the POST the gateway accepted (sent at once and again every 20 ms until then), ms. */
+  postAcceptedMs?: number;
+  /** Start → that Deployment's template ready (readyReplicas 3), ms. */
+  readyMs?: number;
+  /** Its POST (from before the request that was accepted) → ready, ms. */
+  postToReadyMs?: number;
+  /** The services' idle background before the burst (the pgbench window), % of one core; 0 without it. */
+  idlePercentOfCore: number;
+  /** Settled below this % of one core: `--settle-cpu` above the idle background. */
+  settleThresholdPercent: number;
+  /** Start → the beginning of the first `--settle-seconds` in which the services together stayed under the threshold, ms. */
+  settledMs?: number;
+  /** The quietest such window when it never settled: share of a core, and its start (ms from start). */
+  lowest?: { percentOfCore: number; atMs: number };
+  /** CPU ms of each service from start until settled (or until the wait ended). */
+  cpuMs: Record<string, number>;
+  /** Peak RSS of each service from start until settled. */
+  rssPeak: Map<string, number>;
+  failures: string[];
+}
+
+/**
+ * Stops every service (SIGTERM, waiting for each to exit) and starts them again with the same
+ * settings, database, stream and members; a new Deployment is POSTed as soon as the gateway takes it.
+ * `onRestart` learns each service's new pid.
+ */
+async function coldStart(services: Services, gw: GatewayAccess, idle: Window | undefined, onRestart: (name: ServiceName, pid: number | undefined) => void): Promise<ColdStartResult> {
+  // the services' own background (status probes of every member, resyncs) is not the start's work
+  const idlePercentOfCore = idle ? (SERVICE_NAMES.reduce((a, s) => a + (idle.cpuMs.get(s) ?? 0), 0) / (idle.seconds * 1000)) * 100 : 0;
+  const settleThresholdPercent = idlePercentOfCore + S.settleCpuPercent;
+  console.log(`\ncold start: every service stopped and started again (same database, stream and members)`);
+  const tStop = performance.now();
+  const exits = Object.fromEntries(await Promise.all(SERVICE_NAMES.map(async (s) => [s, await services.procs.get(s)!.stop()] as const)));
+  const stopMs = performance.now() - tStop;
+  const t0 = performance.now();
+  for (const s of SERVICE_NAMES) onRestart(s, services.relaunch(s).child.pid);
+  const servicePids = () => SERVICE_NAMES.map((s) => services.procs.get(s)!.child.pid);
+  const rss = new RssSampler(() => new Map(SERVICE_NAMES.map((s) => [s, services.procs.get(s)!.child.pid])));
+  const failures: string[] = [];
+  const deadline = t0 + S.timeoutS * 1000;
+  const settling = waitCpuSettled(servicePids, { share: settleThresholdPercent / 100, windowMs: S.settleSeconds * 1000, timeoutMs: S.settleTimeoutS * 1000 });
+  const until = async (what: string, ok: () => Promise<boolean>, everyMs = 20): Promise<number | undefined> => {
+    while (performance.now() < deadline) {
+      if (await ok().catch(() => false)) return performance.now() - t0;
+      await sleep(everyMs);
+    }
+    failures.push(`${what}: not within ${S.timeoutS} s`);
+    return undefined;
+  };
+  const [first] = namespaces;
+  const answering = until("gateway answers", async () => (await gatewayFetch(gw, `${deploymentsPath(first!)}/app-0`)).status === 200);
+  const allReady = until("every service ready", async () => (await Promise.all([...services.ports.values()].map((p) => fetch(`http://127.0.0.1:${p}/readyz`).then((r) => r.ok)))).every(Boolean), 50);
+  const name = "cold-start-0";
+  let postSent: number | undefined;
+  const postAcceptedMs = await until(
+    "the new Deployment's POST",
+    async () => {
+      const t = performance.now();
+      const r = await post(gw, deploymentsPath(PROBE_NS), deployment(PROBE_NS, name, 3));
+      await r.arrayBuffer();
+      if (r.status === 201) postSent = t;
+      return r.status === 201;
+    },
+  );
+  const readyMs =
+    postSent === undefined
+      ? undefined
+      : await until("the new Deployment ready", async () => {
+          const d = (await (await gatewayFetch(gw, `${deploymentsPath(PROBE_NS)}/${name}`)).json()) as KubeObject;
+          return (d.status as { readyReplicas?: number } | undefined)?.readyReplicas === 3;
+        }, 10);
+  const [gatewayAnswersMs, allReadyMs] = await Promise.all([answering, allReady]);
+  const settled = await settling;
+  rss.stop();
+  if (settled.settledAt === undefined) failures.push(`CPU not settled within ${S.settleTimeoutS} s`);
+  return {
+    stopMs,
+    exits,
+    ...(gatewayAnswersMs !== undefined ? { gatewayAnswersMs } : {}),
+    ...(allReadyMs !== undefined ? { allReadyMs } : {}),
+    ...(postAcceptedMs !== undefined ? { postAcceptedMs } : {}),
+    ...(readyMs !== undefined ? { readyMs, postToReadyMs: readyMs - (postSent! - t0) } : {}),
+    idlePercentOfCore,
+    settleThresholdPercent,
+    ...(settled.settledAt !== undefined ? { settledMs: settled.settledAt - t0 } : {}),
+    ...(settled.lowest ? { lowest: { percentOfCore: settled.lowest.share * 100, atMs: settled.lowest.at - t0 } } : {}),
+    cpuMs: Object.fromEntries(SERVICE_NAMES.map((s, i) => [s, settled.cpuAt[i] ?? NaN])),
+    rssPeak: rss.peak,
+    failures,
   };
 }
 
@@ -524,12 +687,22 @@ function rateGoal(measure: string, s: StageResult | undefined, min: number, unit
 }
 
 const EVACUATION = { measure: "evacuation after the NoExecute taint (rescheduled and applied)", goal: "10,000 bindings ≤ 10 s (≥ 1,000 bindings/s)" };
+const MASS_FAILOVER = { measure: "25 of 100 members fail at once holding ≥ 5,000 bindings: all rescheduled", goal: "≤ 10 s after the taint" };
+const FLATNESS = { measure: "flatness: Works applied, last 10 % of the burst ÷ first 10 %", goal: "≥ 80 % (at 20,000 Deployments)" };
+const COLD_START = { measure: "cold start, members kept: a new Deployment ready after start / CPU settled", goal: "ready ≤ 5 s after start, settled ≤ 30 s (at 100,000 bindings)" };
 
-function fleetGoals({ b, pods, probe, probeAfter, fo, rssPeak }: Pick<ReportInput, "b" | "pods" | "probe" | "probeAfter" | "fo" | "rssPeak">): Goal[] {
+function fleetGoals({ b, pods, probe, probeAfter, fo, cold, rssPeak }: Pick<ReportInput, "b" | "pods" | "probe" | "probeAfter" | "fo" | "cold" | "rssPeak">): Goal[] {
   const minUsed = Math.ceil(S.clusters / 2); // 50 of 100
   const stage = (stages: readonly StageResult[], label: string) => stages.find((st) => st.stage === label);
   const evacuated = fo && stage(fo.stages, FAILOVER_LABEL.newWorksApplied);
-  const [peakProc, peak] = [...rssPeak].filter(([p]) => (SERVICE_NAMES as readonly string[]).includes(p)).sort((x, y) => y[1] - x[1])[0] ?? ["-", NaN];
+  const moved = fo && stage(fo.stages, FAILOVER_LABEL.rescheduled);
+  const flat = b.flatness.worksApplied;
+  const servicePeak = (m: ReadonlyMap<string, number>) => [...m].filter(([p]) => (SERVICE_NAMES as readonly string[]).includes(p)).sort((x, y) => y[1] - x[1])[0] ?? ["-", NaN];
+  const [peakProc, peak] = servicePeak(rssPeak);
+  const evacPeak = () => {
+    const [p, bytes] = servicePeak(fo!.rssPeak);
+    return `${mib(bytes)} MiB (${p})`;
+  };
   return [
     {
       measure: "Pending pods after the burst (and clusters used)",
@@ -542,6 +715,33 @@ function fleetGoals({ b, pods, probe, probeAfter, fo, rssPeak }: Pick<ReportInpu
     evacuated
       ? { ...rateGoal(EVACUATION.measure, evacuated, 1000, "bindings"), goal: EVACUATION.goal, ...(evacuated.of < 10_000 ? { smaller: `by rate, ${fmt(evacuated.of)} of 10,000 bindings` } : {}) }
       : { ...EVACUATION, measured: "not run (--no-failover)", met: null },
+    fo && moved
+      ? {
+          ...MASS_FAILOVER,
+          measured:
+            moved.allMs !== undefined
+              ? `${fmt(moved.allMs / 1000, 1)} s from the first NoExecute taint (${fmt(fo.bindings)} bindings on ${fo.clusters.length} of ${S.clusters} members, ${fmt(moved.perSecond)}/s)`
+              : `${fmt(moved.reached)}/${fmt(moved.of)} rescheduled (${fo.clusters.length} of ${S.clusters} members)`,
+          met: moved.allMs !== undefined && moved.allMs <= 10_000,
+          ...(fo.clusters.length < 25 || fo.bindings < 5000 ? { smaller: `${fo.clusters.length} of ${S.clusters} members, ${fmt(fo.bindings)} of 5,000 bindings` } : {}),
+        }
+      : { ...MASS_FAILOVER, measured: "not run (--no-failover)", met: null },
+    flat
+      ? {
+          ...FLATNESS,
+          measured: `${fmt(flat.ratio * 100)} % (first ${fmt(flat.k)}: ${fmt(flat.first.perSecond)}/s, last ${fmt(flat.k)}: ${fmt(flat.last.perSecond)}/s${flat.complete ? "" : ", not every Deployment reached it"})`,
+          met: flat.complete && flat.ratio >= 0.8,
+          ...(S.deployments < 20_000 ? { smaller: `at ${fmt(S.deployments)} of 20,000` } : {}),
+        }
+      : { ...FLATNESS, measured: "stage not reached by 10 % of the burst", met: false },
+    cold
+      ? {
+          ...COLD_START,
+          measured: `ready ${fmt((cold.readyMs ?? NaN) / 1000, 1)} s after start (POST → ready ${fmt(cold.postToReadyMs)} ms), settled ${cold.settledMs !== undefined ? `${fmt(cold.settledMs / 1000, 1)} s` : `not within ${S.settleTimeoutS} s`}; gateway answered ${fmt(cold.gatewayAnswersMs)} ms`,
+          met: cold.readyMs !== undefined && cold.readyMs <= 5000 && cold.settledMs !== undefined && cold.settledMs <= 30_000,
+          ...(S.deployments < 100_000 ? { smaller: `at ${fmt(S.deployments)} of 100,000 bindings` } : {}),
+        }
+      : { ...COLD_START, measured: "not run (--no-cold-start)", met: null },
     ...(
       [
         ["light-load POST → ready p99, before the burst", probe, "--probe"],
@@ -562,12 +762,20 @@ function fleetGoals({ b, pods, probe, probeAfter, fo, rssPeak }: Pick<ReportInpu
     },
     {
       measure: "peak RSS of any service",
-      measured: `${mib(peak)} MiB (${peakProc}), ${fmt(S.deployments)} Deployments`,
+      measured: `${mib(peak)} MiB (${peakProc}), ${fmt(S.deployments)} Deployments${fo ? `; during the evacuation ${evacPeak()}` : ""}`,
       goal: "≤ 300 MB (286 MiB) at 20,000 bindings",
       met: peak <= 300e6,
       ...(S.deployments < 20_000 ? { smaller: `at ${fmt(S.deployments)} of 20,000` } : {}),
     },
   ];
+}
+
+function flatnessRows(f: BurstResult["flatness"]): string[][] {
+  return PHASE1.map((s) => {
+    const x = f[s];
+    if (!x) return [PHASE1_LABEL[s], "-", "-", "-", "-", "-", "not reached by 10 %"];
+    return [PHASE1_LABEL[s], fmt(x.k), fmt(x.first.ms), fmt(x.first.perSecond), fmt(x.last.ms), fmt(x.last.perSecond), `${fmt(x.ratio, 2)}${x.complete ? "" : " (incomplete)"}`];
+  });
 }
 
 function goalRows(gs: readonly Goal[]): string[][] {
@@ -622,7 +830,7 @@ async function main(): Promise<number> {
   const runDir = path.resolve(v["log-dir"] ?? path.join(os.tmpdir(), `flotilla-e2e-${startedAt.toISOString().replace(/[:.]/g, "-")}`));
   const logs = new ProcessLogs(runDir);
   const knobs = { LOG_LEVEL: "warn", ...(S.failover ? FAILOVER_KNOBS : {}), ...S.env };
-  console.log(`end-to-end load: ${S.clusters} clusters (${S.nodes} nodes × ${S.nodeCpu} CPU × ${S.nodeMemory} × ${S.nodePods} pods, ready delay ${S.readyDelayMs} ms), ${S.deployments} Deployments × ${S.replicas} replicas, failover ${S.failover ? "on" : "off"}`);
+  console.log(`end-to-end load: ${S.clusters} clusters (${S.nodes} nodes × ${S.nodeCpu} CPU × ${S.nodeMemory} × ${S.nodePods} pods, ready delay ${S.readyDelayMs} ms), ${S.deployments} Deployments × ${S.replicas} replicas, failover ${S.failover ? `of ${S.failoverMembers} member(s) at once` : "off"}, cold start ${S.coldStart ? "on" : "off"}`);
   console.log(`machine: ${os.cpus().length} cores, load ${loadStart.map((l) => l.toFixed(2)).join(" ")}; service settings ${JSON.stringify(knobs)}; logs in ${runDir}`);
 
   const db = await freshDatabase({ max: 4 });
@@ -701,14 +909,36 @@ async function main(): Promise<number> {
     if (tainted.length) console.log(`  WARNING: clusters tainted before any fault: ${tainted.join("; ")}`);
     result.taintedBeforeFault = tainted;
 
-    const fo = S.failover ? await failover(sim.adminUrl, tracker, probes) : undefined;
+    const fo = S.failover ? await failover(sim.adminUrl, tracker, probes, () => pids) : undefined;
     if (fo) result.failover = { ...fo, window: jsonWindow(fo.window) };
+
+    let cold: ColdStartResult | undefined;
+    if (S.coldStart) {
+      if (fo) {
+        const healedMs = await heal(sim.adminUrl, tracker, fo.clusters);
+        console.log(healedMs !== undefined ? `\nfailed members healthy again, untainted after ${fmt(healedMs)} ms` : `\nWARNING: the failed members were still tainted after ${S.timeoutS} s`);
+        result.healedMs = healedMs ?? null;
+      }
+      await waitIdle(db.sql, services.ports.values(), { timeoutMs: 120_000, token: services.token }).catch((e: Error) => console.log(`  ${e.message}`));
+      cold = await coldStart(services, gw, idle, (name, pid) => {
+        pids.set(name, pid);
+        servicePids.set(name, pid);
+      });
+      result.coldStart = cold;
+      console.log(
+        `  gateway answers ${fmt(cold.gatewayAnswersMs)} ms, all ready ${fmt(cold.allReadyMs)} ms, new Deployment ready ${fmt(cold.readyMs)} ms after start (POST → ready ${fmt(cold.postToReadyMs)} ms), CPU settled ${fmt(cold.settledMs)} ms` +
+          (cold.failures.length ? `; ${cold.failures.join("; ")}` : ""),
+      );
+      const badStop = Object.entries(cold.exits).filter(([, e]) => e.code !== 0);
+      if (badStop.length) console.log(`  stopping for the cold start: ${badStop.map(([n, e]) => `${n} ${e.signal ?? e.code}`).join(", ")}`);
+      if (badStop.length || cold.failures.length) failed = true;
+    }
 
     const loadEnd = os.loadavg();
     result.loadavg = { start: loadStart, end: loadEnd };
-    const goals = fleetGoals({ b, pods, probe, probeAfter, fo, rssPeak: rss.peak });
+    const goals = fleetGoals({ b, pods, probe, probeAfter, fo, cold, rssPeak: rss.peak });
     result.goals = goals;
-    const text = report({ startedAt, loadStart, loadEnd, knobs, prefix: env.EVENTS_PREFIX, probe, probeAfter, bench, idle, b, pods, fo, rssPeak: rss.peak, tracker, goals });
+    const text = report({ startedAt, loadStart, loadEnd, knobs, prefix: env.EVENTS_PREFIX, probe, probeAfter, bench, idle, b, pods, fo, cold, rssPeak: rss.peak, tracker, goals });
     console.log(text);
     result.summary = text;
     if (!b.wait.complete || (fo && !fo.wait.complete)) failed = true;
@@ -760,13 +990,14 @@ interface ReportInput {
   b: BurstResult;
   pods: PodsResult;
   fo: FailoverResult | undefined;
+  cold: ColdStartResult | undefined;
   rssPeak: ReadonlyMap<string, number>;
   tracker: PipelineTracker;
   goals: readonly Goal[];
 }
 
 /** The summary in the shape of the README's performance tables (markdown). */
-function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, probeAfter, bench, idle, b, pods, fo, rssPeak, tracker, goals }: ReportInput): string {
+function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, probeAfter, bench, idle, b, pods, fo, cold, rssPeak, tracker, goals }: ReportInput): string {
   // the single Deployments probed while the burst ran share its window's costs
   const n = b.posted + (b.during?.n ?? 0) || 1;
   // the end-to-end rate: the last stage every Deployment reached
@@ -774,7 +1005,7 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, probeAfte
   const ratio = bench && e2e?.perSecond !== undefined ? e2e.perSecond / bench.tps : undefined;
   const out: string[] = [];
   out.push(
-    `\n**End to end** — \`test/load/e2e/run.ts --clusters ${S.clusters} --deployments ${S.deployments} --replicas ${S.replicas} --cpu ${S.cpu} --concurrency ${S.concurrency}${S.failover ? "" : " --no-failover"}\`, ` +
+    `\n**End to end** — \`test/load/e2e/run.ts --clusters ${S.clusters} --deployments ${S.deployments} --replicas ${S.replicas} --cpu ${S.cpu} --concurrency ${S.concurrency}${S.failover ? ` --failover-members ${S.failoverMembersAsked}` : " --no-failover"}${S.coldStart ? "" : " --no-cold-start"}\`, ` +
       `${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, ${os.cpus().length} cores, load average ${loadStart[0]!.toFixed(2)} → ${loadEnd[0]!.toFixed(2)}. ` +
       `${S.clusters} simulated clusters of ${S.nodes} × ${S.nodeCpu} CPU / ${S.nodeMemory} / ${S.nodePods} pods (ready delay ${S.readyDelayMs} ms); ${S.deployments} Deployments × ${S.replicas} replicas (${S.cpu}, ${S.memory}) in ${S.namespaces} namespaces; ` +
       `one ClusterPropagationPolicy, Divided by available replicas over exactly 2 clusters; ${S.concurrency} POSTs at once; service settings ${Object.entries(knobs).map(([k, x]) => `${k}=${x}`).join(" ")}.`,
@@ -782,6 +1013,10 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, probeAfte
   out.push(`\nBurst (times from the first POST; latency per Deployment from its POST's response to the 250 ms sample that first saw it in the stage; POST latency is the request itself):\n`);
   out.push(markdownTable(["stage", `all ${fmt(S.deployments)} reached (ms)`, "per s", "p50 ms", "p90 ms", "p99 ms", "max ms"], stageRows(b.stages)));
   if (!b.wait.complete) out.push(`\nINCOMPLETE: ${b.wait.reason}`);
+  out.push(
+    `\nFlatness (per stage, the first and the last 10 % of the burst's Deployments by the time each reached it; a group's time runs from the sample before its first was seen to the sample that saw its last):\n`,
+  );
+  out.push(markdownTable(["stage", "Deployments per group", "first 10 % ms", "first 10 % per s", "last 10 % ms", "last 10 % per s", "last ÷ first"], flatnessRows(b.flatness)));
   out.push(
     `\nLight load (Deployments one at a time in a namespace of their own, POST → template readyReplicas 3, GET every 10 ms, timed from before the POST): ` +
       `before the burst ${probe?.n ?? 0}: p50 ${fmt(probe?.latencyMs.p50)} ms, p99 ${fmt(probe?.latencyMs.p99)} ms, max ${fmt(probe?.latencyMs.max)} ms; ` +
@@ -806,12 +1041,28 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, probeAfte
   out.push(`\nWake-up messages (JetStream deliveries per consumer, from the first POST until settled; a message carries up to 256 wake-ups):\n`);
   out.push(markdownTable(["consumer", "messages delivered", "per Deployment", "redelivered", "idle /s", "net per Deployment"], wakeupRows(b.window, idle, n, prefix)));
   if (fo) {
+    const left = fo.stages.find((st) => st.stage === FAILOVER_LABEL.evicted);
     out.push(
-      `\nFailover: ${fo.cluster} (in ${fo.bindings} bindings) made unreachable; fault → NoSchedule ${fmt(fo.faultToNoScheduleMs)} ms, → NoExecute ${fmt(fo.faultToNoExecuteMs)} ms. Times from the NoExecute taint (latency per binding likewise):\n`,
+      `\nFailover: ${fo.clusters.length} of ${S.clusters} members made unreachable at once (${fo.clusters.join(", ")}), ${fmt(fo.bindings)} bindings on them; ` +
+        `fault → the first NoSchedule taint ${fmt(fo.faultToNoScheduleMs)} ms, → the first NoExecute taint ${fmt(fo.faultToNoExecuteMs)} ms, → the last ${fmt(fo.faultToLastNoExecuteMs)} ms (${fo.noExecuteTainted} of ${fo.clusters.length} tainted NoExecute). ` +
+        `From the first NoExecute taint until every binding had left them: ${left?.allMs !== undefined ? `${fmt(left.allMs)} ms (${fmt(left.perSecond)} bindings/s)` : `${fmt(left?.reached)}/${fmt(left?.of)}`}. ` +
+        `Times from the first NoExecute taint (latency per binding from the first NoExecute taint on a failed cluster it listed):\n`,
     );
     out.push(markdownTable(["stage", `all ${fmt(fo.bindings)} reached (ms)`, "bindings/s", "p50 ms", "p90 ms", "p99 ms", "max ms"], stageRows(fo.stages)));
     if (!fo.wait.complete) out.push(`\nINCOMPLETE: ${fo.wait.reason}`);
-    out.push(`\nClusters per affected binding at the end: ${JSON.stringify(fo.clusterCounts)}. CPU from the fault until all stages (or the last move), ${fmt(fo.window.cpuSeconds, 1)} s, ms per affected binding: ${[...fo.window.cpuMs].map(([p, ms]) => `${p} ${fmt(ms / (fo.bindings || 1), 2)}`).join(", ")}.`);
+    out.push(`\nClusters per affected binding at the end: ${JSON.stringify(fo.clusterCounts)}; by how many of its clusters failed (failed → clusters at the end): ${JSON.stringify(fo.clusterCountsByFailed)}. CPU from the fault until all stages (or the last move), ${fmt(fo.window.cpuSeconds, 1)} s, ms per affected binding: ${[...fo.window.cpuMs].map(([p, ms]) => `${p} ${fmt(ms / (fo.bindings || 1), 2)}`).join(", ")}.`);
+    out.push(`Peak RSS during the evacuation (MiB, the fault until the wait ended): ${[...fo.rssPeak].map(([p, x]) => `${p} ${mib(x)}`).join(", ")}.`);
+  }
+  if (cold) {
+    out.push(
+      `\nCold start (every service stopped — ${fmt(cold.stopMs)} ms for all to exit — and started again on the same database, stream and members; times from the start): ` +
+        `gateway answers ${fmt(cold.gatewayAnswersMs)} ms, every service ready ${fmt(cold.allReadyMs)} ms; a new Deployment POSTed at once (again every 20 ms until taken), accepted ${fmt(cold.postAcceptedMs)} ms, ` +
+        `ready ${fmt(cold.readyMs)} ms (POST → ready ${fmt(cold.postToReadyMs)} ms); ` +
+        `CPU settled (all services together under ${fmt(cold.settleThresholdPercent, 1)} % of a core — ${S.settleCpuPercent} % above their idle background of ${fmt(cold.idlePercentOfCore, 1)} % before the burst — for ${S.settleSeconds} s) ${cold.settledMs !== undefined ? `${fmt(cold.settledMs)} ms` : `not within ${S.settleTimeoutS} s`}` +
+        `${cold.lowest ? ` (quietest ${S.settleSeconds} s: ${fmt(cold.lowest.percentOfCore, 1)} % from ${fmt(cold.lowest.atMs)} ms)` : ""}.` +
+        ` CPU ms until settled: ${Object.entries(cold.cpuMs).map(([p, ms]) => `${p} ${fmt(ms)}`).join(", ")}; peak RSS MiB: ${[...cold.rssPeak].map(([p, x]) => `${p} ${mib(x)}`).join(", ")}.` +
+        (cold.failures.length ? ` FAILURES: ${cold.failures.join("; ")}.` : ""),
+    );
   }
   out.push(`\nSampler: ${tracker.samples.count} samples, mean ${fmt(tracker.samples.totalMs / Math.max(1, tracker.samples.count), 1)} ms, max ${fmt(tracker.samples.maxMs)} ms, ${tracker.samples.errors} failed.`);
   out.push(`\nGoals of the fleet-scale issue (the rates from the stage tables above):\n`);

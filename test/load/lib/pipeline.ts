@@ -35,6 +35,18 @@ export interface TemplateState {
   works: Map<string, WorkState>;
 }
 
+/** The rates of the first and the last share of a stage's keys (PipelineTracker.flatness). */
+export interface Flatness {
+  /** Keys in each group. */
+  k: number;
+  /** Every key reached the stage. */
+  complete: boolean;
+  first: { n: number; ms: number; perSecond: number };
+  last: { n: number; ms: number; perSecond: number };
+  /** last.perSecond ÷ first.perSecond: 1 is flat, below 1 the end was slower. */
+  ratio: number;
+}
+
 export type StagePredicate = (s: TemplateState) => boolean;
 
 const scheduled: StagePredicate = (s) => !!s.binding?.scheduled && s.binding.clusters.length > 0;
@@ -85,6 +97,8 @@ export class PipelineTracker {
   readonly taints = new Map<string, Map<string, number>>();
   /** Samples taken and the time they took (ms). */
   readonly samples = { count: 0, totalMs: 0, maxMs: 0, errors: 0 };
+  /** The start time of every sample that succeeded, ascending (performance.now() ms). */
+  readonly sampleTimes: number[] = [];
   private readonly stages = new Map<string, Stage>();
   private readonly templateOf = new Map<string, string>();
   private watermark = 0;
@@ -173,6 +187,40 @@ export class PipelineTracker {
       if (key) touched.add(key);
     }
     for (const stage of this.stages.values()) for (const k of touched) if (stage.keys.has(k) && !stage.at.has(k) && this.holdsFor(stage, k)) stage.at.set(k, t);
+    this.sampleTimes.push(t);
+  }
+
+  /** The last successful sample before `t`: a key first seen at `t` reached its stage after it. `t - intervalMs` when there is none. */
+  previousSample(t: number): number {
+    const a = this.sampleTimes;
+    let [lo, hi] = [0, a.length]; // first index with a[i] >= t
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (a[mid]! < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 ? a[lo - 1]! : t - this.intervalMs;
+  }
+
+  /**
+   * Flatness of a stage: the rate at which the first and the last `share` of `of` keys reached it
+   * (by the time each was first seen in it). k = ceil(share · of) keys each; a group's time runs
+   * from the sample before the first of its keys was seen (when it may have got there) to the
+   * sample that saw the last of them, so both rates are rounded down alike by the sampling. When
+   * fewer than `of` keys reached the stage, "last" is the last k of those that did, and `complete`
+   * is false.
+   */
+  flatness(name: string, of: number, share = 0.1): Flatness | undefined {
+    const times = [...this.reached(name).values()].sort((a, b) => a - b);
+    const k = Math.max(1, Math.ceil(share * of));
+    if (times.length < k) return undefined;
+    const group = (from: number, to: number) => {
+      const ms = times[to]! - this.previousSample(times[from]!);
+      return { n: to - from + 1, ms, perSecond: ((to - from + 1) / ms) * 1000 };
+    };
+    const first = group(0, k - 1);
+    const last = group(times.length - k, times.length - 1);
+    return { k, complete: times.length >= of, first, last, ratio: last.perSecond / first.perSecond };
   }
 
   private holdsFor(stage: Stage, key: string): boolean {

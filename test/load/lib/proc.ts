@@ -153,3 +153,47 @@ export class RssSampler {
     clearInterval(this.timer);
   }
 }
+
+export interface CpuSettled {
+  /** performance.now() at the start of the first quiet window; undefined when none came before the timeout. */
+  settledAt?: number;
+  /** CPU ms of each process (in the order given) at `settledAt`, or at the end when it never settled. */
+  cpuAt: number[];
+  /** The lowest share of one core the processes used together over any full window, and when that window began. */
+  lowest: { share: number; at: number } | undefined;
+}
+
+/**
+ * Samples the CPU of the processes every `intervalMs` until, together, they used less than
+ * `share` of one core (0.05: 5 %) over `windowMs` — "settled" is the start of that window — or
+ * `timeoutMs` passed. `pids` is read at every sample (a process restarted under the same name
+ * counts from its new pid); a process gone counts 0.
+ */
+export async function waitCpuSettled(pids: () => readonly (number | undefined)[], o: { share: number; windowMs: number; timeoutMs: number; intervalMs?: number }): Promise<CpuSettled> {
+  const samples: { t: number; each: number[]; total: number }[] = [];
+  const deadline = performance.now() + o.timeoutMs;
+  let lowest: CpuSettled["lowest"];
+  for (;;) {
+    const t = performance.now();
+    const each = pids().map((p) => cpuMs(p) || 0);
+    const now = { t, each, total: each.reduce((a, b) => a + b, 0) };
+    samples.push(now);
+    // the latest sample at least a window before this one
+    let j = -1;
+    for (let i = samples.length - 1; i >= 0; i--) {
+      if (samples[i]!.t <= t - o.windowMs) {
+        j = i;
+        break;
+      }
+    }
+    if (j >= 0) {
+      const from = samples[j]!;
+      const used = (now.total - from.total) / (t - from.t);
+      if (!lowest || used < lowest.share) lowest = { share: used, at: from.t };
+      if (used < o.share) return { settledAt: from.t, cpuAt: from.each, lowest };
+      samples.splice(0, j); // older ones are no window's start any more
+    }
+    if (t > deadline) return { cpuAt: each, lowest };
+    await new Promise<void>((r) => setTimeout(r, o.intervalMs ?? 250));
+  }
+}
