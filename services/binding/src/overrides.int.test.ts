@@ -164,3 +164,76 @@ test("dependentOverrides: a policy is applied to a template only once the Overri
     await env.close();
   }
 });
+
+test("an override that writes a quantity Kubernetes refuses stalls the binding naming the cluster, the policy and the field; no Work carries the manifest", async () => {
+  const env = await setup();
+  const CPU = "/spec/template/spec/containers/0/resources/requests/cpu";
+  const cpu = (w: Work | undefined) => manifest(w)?.spec?.template?.spec?.containers?.[0]?.resources?.requests?.cpu as unknown;
+  const policy = (member1: Record<string, unknown>): KubeObject => ({
+    apiVersion: "policy.karmada.io/v1alpha1",
+    kind: "OverridePolicy",
+    metadata: { name: "resources", namespace: "default" },
+    spec: {
+      resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
+      overrideRules: [
+        { targetCluster: { clusterNames: ["member1"] }, overriders: { plaintext: [member1] } },
+        { overriders: { labelsOverrider: [{ operator: "add", value: { team: "web" } }] } },
+      ],
+    },
+  });
+  const stalledSaying = (re: RegExp) =>
+    eventually(
+      async () => {
+        const c = (await env.store.get<AnyResourceBinding>(NGINX_RB))?.status?.conditions?.find((x) => x.type === "Stalled" && x.reason === "ApplyOverridePolicyFailed");
+        return c && re.test(c.message ?? "") ? c : undefined;
+      },
+      { message: `binding stalled saying ${re}` },
+    );
+  const allManifests = async () => (await env.store.list<Work>(WORK)).items.flatMap((w) => w.spec?.workload?.manifests ?? []);
+  try {
+    await env.store.create(admit(cluster("member1", { env: "prod" })));
+    await env.store.create(admit(cluster("member2", { env: "staging" })));
+    await env.store.create(admit(nginxPropagation()));
+    // stored as it is (a policy written before admission refused such a value, or straight to the store)
+    await env.store.create(admit(policy({ path: CPU, operator: "replace", value: "1Gi " })));
+    await env.store.create(nginxDeployment());
+    await eventually(() => env.store.get(NGINX_RB), { message: "binding created" });
+    await schedule(env.store, NGINX_RB, [{ name: "member1", replicas: 1 }, { name: "member2", replicas: 2 }]);
+
+    const c = await stalledSaying(/requests\[cpu\]/);
+    assert.match(
+      c.message ?? "",
+      /^failed to apply overrides to Deployment default\/nginx: cluster\(member1\): failed to apply override policy\(resources\): the overridden Deployment is invalid: spec\.template\.spec\.containers\[0\]\.resources\.requests\[cpu\]: Invalid value: "1Gi ": quantities must match the regular expression/,
+    );
+    assert.doesNotMatch(c.message ?? "", /member2/, "member2's manifest is valid");
+    // the Works are written before the condition: member2's is there, member1's was never created
+    const [w1, w2] = await works(env);
+    assert.equal(w1, undefined, "no Work for member1 with the invalid manifest");
+    assert.equal(team(w2), "web", "member2's Work carries the policy's other rule");
+    assert.equal(cpu(w2), "100m");
+    assert.ok(!JSON.stringify(await allManifests()).includes("1Gi "), "no Work anywhere carries the bad quantity");
+
+    // fixed: member1's Work is written and the condition goes
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "resources" }, (cur) => ({ ...cur, spec: policy({ path: CPU, operator: "replace", value: "1" }).spec }));
+    const good = await eventually(
+      async () => {
+        const [k1] = await works(env);
+        const rb = await env.store.get<AnyResourceBinding>(NGINX_RB);
+        return cpu(k1) === "1" && !rb?.status?.conditions?.some((x) => x.type === "Stalled") ? k1 : undefined;
+      },
+      { message: "member1's Work written once the policy is fixed, and the binding no longer stalled" },
+    );
+
+    // a form admission cannot judge from the policy alone (a whole resources object): the render refuses it and member1's Work stays as it was
+    await env.store.mutate<KubeObject>({ gk: OP, namespace: "default", name: "resources" }, (cur) => ({
+      ...cur,
+      spec: policy({ path: "/spec/template/spec/containers/0/resources", operator: "add", value: { requests: { cpu: "1" }, limits: { memory: "64Mi " } } }).spec,
+    }));
+    const c2 = await stalledSaying(/limits\[memory\]/);
+    assert.match(c2.message ?? "", /cluster\(member1\): failed to apply override policy\(resources\): the overridden Deployment is invalid: spec\.template\.spec\.containers\[0\]\.resources\.limits\[memory\]: Invalid value: "64Mi "/);
+    assert.deepEqual((await works(env))[0], good, "member1's Work is exactly as it was");
+    assert.ok(!JSON.stringify(await allManifests()).includes("64Mi "), "no Work anywhere carries the bad quantity");
+  } finally {
+    await env.close();
+  }
+});

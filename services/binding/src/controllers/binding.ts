@@ -23,7 +23,8 @@ export const bindingControllerName = "binding-controller";
  * binding gets the `Stalled` condition and both a `SyncWorkFailed` Event (see logic/stalled.ts),
  * and the binding is looked at again when it, its template or its Works change.
  * Each Work's manifest carries the cluster's overrides (ClusterOverridePolicies, then
- * OverridePolicies). A cluster whose overrides cannot apply keeps its Work as it was (the
+ * OverridePolicies). A cluster whose overrides cannot apply, or make a manifest the gateway
+ * would refuse as a template (logic/overrides.ts, applyOverrides), keeps its Work as it was (the
  * others are written); the binding gets `Stalled` (reason ApplyOverridePolicyFailed) and the
  * Events, and fails terminally until the policy, the template or the binding changes.
  */

@@ -326,3 +326,58 @@ test("the example policy (examples/nginx-override.yaml) on the example Deploymen
   assert.deepEqual(m2.spec.template.spec.containers[0].env, [{ name: "REGION", value: "eu-west" }]);
   assert.equal(m2.metadata.labels.cluster, "member2");
 });
+
+// An override that writes what Kubernetes would refuse: the rendered manifest is checked as the
+// gateway checks a template, and the error names the policy, the manifest's field and why.
+const withRequests = (): Json => {
+  const d = deployment();
+  d.spec.template.spec.containers[0].resources = { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } };
+  return d;
+};
+const plaintext = (path: string, value: Json, operator = "replace"): Overriders => ({ plaintext: [{ path, operator, value }] });
+const REQ_CPU = "/spec/template/spec/containers/0/resources/requests/cpu";
+for (const [name, overrides, want] of [
+  ["a request with a trailing space", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext(REQ_CPU, "1Gi ") }] }, /^failed to apply override policy\(p\): the overridden Deployment is invalid: spec\.template\.spec\.containers\[0\]\.resources\.requests\[cpu\]: Invalid value: "1Gi ": quantities must match the regular expression/],
+  ["a leading space, from a cluster policy", { cluster: [{ policyName: "c", overriders: plaintext(REQ_CPU, " 100m") }], namespaced: [] }, /^failed to apply cluster override policy\(c\): the overridden Deployment is invalid: spec\.template\.spec\.containers\[0\]\.resources\.requests\[cpu\]: Invalid value: " 100m"/],
+  ["a space inside a limit", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext("/spec/template/spec/containers/0/resources/limits/memory", "1 Gi") }] }, /resources\.limits\[memory\]: Invalid value: "1 Gi"/],
+  ["a whole resources object added with a bad quantity", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext("/spec/template/spec/containers/1/resources", { limits: { cpu: "2\n" } }, "add") }] }, /spec\.template\.spec\.containers\[1\]\.resources\.limits\[cpu\]: Invalid value: "2\\n"/],
+  ["a request that is not a quantity at all", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext(REQ_CPU, true) }] }, /resources\.requests\[cpu\]: Invalid value: true: must be of type string or number/],
+  ["a negative request", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext(REQ_CPU, "-1") }] }, /resources\.requests\[cpu\]: Invalid value: "-1": must be greater than or equal to 0/],
+  ["replicas that are a string", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext("/spec/replicas", "3") }] }, /spec\.replicas: Invalid value: "3": must be of type integer/],
+  ["labels that are a list", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext("/metadata/labels", ["a"]) }] }, /metadata\.labels/],
+  [
+    "each problem is put on the policy that wrote it",
+    { cluster: [{ policyName: "c", overriders: plaintext(REQ_CPU, "1Gi ") }], namespaced: [{ policyName: "p", overriders: plaintext("/spec/template/spec/containers/0/resources/limits/memory", " 1Gi") }] },
+    /^failed to apply cluster override policy\(c\): the overridden Deployment is invalid: spec\.template\.spec\.containers\[0\]\.resources\.requests\[cpu\]: [^;]*; failed to apply override policy\(p\): the overridden Deployment is invalid: spec\.template\.spec\.containers\[0\]\.resources\.limits\[memory\]: Invalid value: " 1Gi"/,
+  ],
+  [
+    "a later policy that writes the same bad value again is not blamed; the one that first wrote it is",
+    { cluster: [], namespaced: [{ policyName: "a", overriders: plaintext(REQ_CPU, "1Gi ") }, { policyName: "b", overriders: plaintext(REQ_CPU, "1Gi ") }] },
+    /^failed to apply override policy\(a\): [^;]*requests\[cpu\][^;]*$/,
+  ],
+] as const) {
+  test(`an override that makes the manifest invalid fails: ${name}`, () => {
+    const d = withRequests();
+    assert.throws(() => applyOverrides(d, overrides as never), (e: Error) => {
+      assert.ok(e instanceof OverrideError, String(e));
+      assert.match(e.message, want);
+      return true;
+    });
+    assert.deepEqual(d, withRequests(), "the input is unchanged");
+  });
+}
+
+for (const [name, overrides, check] of [
+  ["valid quantities, a string and a number", { cluster: [], namespaced: [{ policyName: "p", overriders: { plaintext: [{ path: REQ_CPU, operator: "replace", value: "1.5" }, { path: "/spec/template/spec/containers/0/resources/limits/memory", operator: "replace", value: 1073741824 }] } }] }, (m: Json) => assert.equal(m.spec.template.spec.containers[0].resources.requests.cpu, "1.5")],
+  ["a bad value written and then fixed by a later policy", { cluster: [{ policyName: "c", overriders: plaintext(REQ_CPU, "1Gi ") }], namespaced: [{ policyName: "p", overriders: plaintext(REQ_CPU, "1Gi") }] }, (m: Json) => assert.equal(m.spec.template.spec.containers[0].resources.requests.cpu, "1Gi")],
+  ["a field the checks do not read", { cluster: [], namespaced: [{ policyName: "p", overriders: plaintext("/spec/template/spec/containers/0/env", [{ name: "A", value: " 1Gi " }], "add") }] }, (m: Json) => assert.equal(m.spec.template.spec.containers[0].env[0].value, " 1Gi ")],
+] as const) {
+  test(`an override that leaves the manifest valid renders: ${name}`, () => check(applyOverrides(withRequests(), overrides as never)));
+}
+
+test("a problem the manifest had before the overrides is not put on them", () => {
+  const d = withRequests();
+  d.spec.template.spec.containers[0].resources.requests.cpu = "1Gi ";
+  const m = applyOverrides(d, { cluster: [], namespaced: [{ policyName: "p", overriders: { labelsOverrider: [{ operator: "add", value: { tier: "web" } }] } }] });
+  assert.equal(m.metadata.labels.tier, "web");
+});

@@ -1,5 +1,5 @@
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import type { AnyOverridePolicy, Cluster, KubeObject, Overriders, RuleWithCluster } from "@flotilla/api";
+import { storedTemplateErrors, type AnyOverridePolicy, type Cluster, type FieldError, type KubeObject, type Overriders, type RuleWithCluster } from "@flotilla/api";
 import { clusterMatches } from "@flotilla/scheduling";
 import { ImplicitPriority, selectorsPriority } from "./selectors.js";
 
@@ -443,21 +443,82 @@ export interface ClusterOverrides {
   namespaced: OverrideEntry[];
 }
 
-/** Applies every entry in order; an error names the policy whose rule failed. */
+type Scope = "cluster override policy" | "override policy";
+interface ScopedEntry {
+  scope: Scope;
+  entry: OverrideEntry;
+}
+
+/**
+ * The problems of a manifest as the gateway sees a template's: `storedTemplateErrors`, the type
+ * rules of its metadata and the workload fields Flotilla and the members read (a container's
+ * requests and limits as Kubernetes' quantity parser takes them, counts, the node claim, …).
+ */
+function manifestErrors(m: object): FieldError[] {
+  return storedTemplateErrors(m as Parameters<typeof storedTemplateErrors>[0]);
+}
+
+const errorKey = (e: FieldError) => `${e.field}\u0000${e.message}`;
+
+/**
+ * Applies every entry in order; an error names the policy whose rule failed. The result is then
+ * checked as the gateway checks a template (`manifestErrors`): an override that writes what
+ * Kubernetes would refuse (a request of `"1Gi "`, replicas `"3"`, labels that are a list, …)
+ * throws an OverrideError naming, per policy that wrote it, the manifest's field and why, and no
+ * Work carries the manifest. This is the general check: admission can refuse only what is
+ * certain from a policy alone (a plaintext value at a container's resource quantity path),
+ * while what an override writes depends on the template (the field overrider's and image
+ * overrider's results, a plaintext `add` of a whole `resources` object, a policy stored before
+ * a rule existed) and is only known here. Problems the manifest had before the overrides are not
+ * theirs and are not reported (the binding controller refuses such a template before it renders).
+ */
 export function applyOverrides<T extends object>(manifest: T, o: ClusterOverrides): T {
+  const entries: ScopedEntry[] = [
+    ...o.cluster.map((entry) => ({ scope: "cluster override policy" as const, entry })),
+    ...o.namespaced.map((entry) => ({ scope: "override policy" as const, entry })),
+  ];
+  if (entries.length === 0) return manifest;
+  const steps: T[] = [];
   let m = manifest;
-  for (const [scope, entries] of [
-    ["cluster override policy", o.cluster],
-    ["override policy", o.namespaced],
-  ] as const) {
-    for (const e of entries) {
-      try {
-        m = applyOverriders(m, e.overriders);
-      } catch (err) {
-        if (!(err instanceof OverrideError)) throw err;
-        throw new OverrideError(`failed to apply ${scope}(${e.policyName}): ${err.message}`, { cause: err });
-      }
+  for (const { scope, entry: e } of entries) {
+    try {
+      m = applyOverriders(m, e.overriders);
+    } catch (err) {
+      if (!(err instanceof OverrideError)) throw err;
+      throw new OverrideError(`failed to apply ${scope}(${e.policyName}): ${err.message}`, { cause: err });
     }
+    steps.push(m);
   }
+  const before = new Set(manifestErrors(manifest).map(errorKey));
+  const invalid = manifestErrors(m).filter((e) => !before.has(errorKey(e)));
+  if (invalid.length) throw invalidOverride(manifest, before, entries, steps, invalid);
   return m;
+}
+
+/**
+ * The OverrideError for a rendered manifest with `invalid` problems: each is put on the entry
+ * after which it (last) appeared, replaying the intermediate manifests (only on this failure
+ * path), and the message lists them per policy in application order.
+ */
+function invalidOverride<T extends object>(manifest: T, before: ReadonlySet<string>, entries: readonly ScopedEntry[], steps: readonly T[], invalid: readonly FieldError[]): OverrideError {
+  const introducedBy = new Map<string, number>();
+  let prev = before;
+  steps.forEach((step, i) => {
+    const now = new Set(manifestErrors(step).map(errorKey));
+    for (const k of now) if (!prev.has(k)) introducedBy.set(k, i);
+    prev = now;
+  });
+  const byEntry = new Map<number, FieldError[]>();
+  for (const e of invalid) {
+    const i = introducedBy.get(errorKey(e)) ?? entries.length - 1;
+    byEntry.set(i, [...(byEntry.get(i) ?? []), e]);
+  }
+  const kind = typeof (manifest as { kind?: unknown }).kind === "string" ? (manifest as { kind: string }).kind : "manifest";
+  const parts = [...byEntry.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([i, errs]) => {
+      const { scope, entry } = entries[i]!;
+      return `failed to apply ${scope}(${entry.policyName}): the overridden ${kind} is invalid: ${errs.map((e) => `${e.field}: ${e.message}`).join(", ")}`;
+    });
+  return new OverrideError(parts.join("; "));
 }
