@@ -21,6 +21,7 @@ import type { Access } from "./auth/access.js";
 import { startEventCollector, type EventCollector, type EventCollectorOptions } from "./event-ttl.js";
 import { registerClusterProxy, type ClusterProxySettings } from "./http/proxy.js";
 import { registerCors } from "./http/cors.js";
+import { CONNECT_PATHS, registerConnect } from "./http/connect.js";
 
 export interface GatewayDeps {
   store: ObjectStore;
@@ -157,7 +158,10 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   const gate = new Gatekeeper({ access: deps.access, audit: deps.audit ?? openAuditLog(""), limits: deps.limits, shares: deps.shares });
   // before authentication: a listed origin's preflight is answered without credentials, and a 401 carries the CORS headers
   registerCors(http, deps.cors?.allowedOrigins ?? []);
-  registerAuth(http, gate);
+  registerAuth(http, gate, CONNECT_PATHS);
+  // one guard for both typed fronts: gRPC on GRPC_PORT, Connect and gRPC-Web on this server
+  const guard = grpcGuard(gate, api);
+  registerConnect(http, deps.log.child({ component: "connect" }), guard);
   registerKubeRoutes(http, (req) => apiForUser(api, deps.access, req.user!));
   if (deps.access.serviceAccounts) registerTokenRequests(http, api, deps.access.serviceAccounts);
   const proxy = registerClusterProxy(http, { store: deps.store, gate, settings: deps.proxy ?? { allowHttp: "none", timeoutMs: 10_000 } });
@@ -170,7 +174,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   // /healthz, /livez, /readyz and /metrics (behind authentication like every non-public path), the gRPC object service
   let collector: EventCollector | undefined;
   const host = new ServiceHost({ name: "gateway", log: deps.log, metrics, ready: deps.ready, http })
-    .grpc(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), grpcGuard(gate, api)), {
+    .grpc(objectServiceDefinition, objectServiceHandlers(deps.log.child({ component: "grpc" }), guard), {
       // the same request limit over gRPC (a bigger message is RESOURCE_EXHAUSTED)
       options: { "grpc.max_receive_message_length": MAX_REQUEST_BYTES },
       credentials: deps.tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: deps.tls.cert, private_key: deps.tls.key }], false) : undefined,

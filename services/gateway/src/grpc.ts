@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { Code, ConnectError, createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { create, fromJson, toJson, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import {
   ClusterOverridePolicySchema,
@@ -117,30 +118,24 @@ export interface CallGuard {
 /** What the guard reads of a call: its metadata, its peer and its method. */
 export type GrpcCall = Pick<grpc.ServerUnaryCall<unknown, unknown>, "metadata" | "getPeer" | "getPath">;
 
-/** The ObjectService implementation over the same ObjectApi the REST routes use. */
-export function objectServiceHandlers(log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
-  const unary = <Req, Res>(verb: string, fn: (req: Req, caller: Caller) => Promise<Res>) => (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
-    guard
-      .authenticate(call, verb)
-      .then((caller) => (rejectMalformed(call.request), fn(call.request, caller)))
-      .then(
-        (r) => (guard.done(call, undefined), cb(null, r)),
-        (e) => {
-          guard.done(call, e);
-          const ge = toGrpcError(e);
-          if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
-          cb(ge);
-        },
-      )
-      // a failure to answer (as a Metadata.set that threw once did) is logged, never an unhandled rejection that ends the process
-      .catch((err: unknown) => log.error({ err }, "grpc answer failed"));
-  };
-  return {
-    get: unary("get", async (req: { key?: ObjectKey }, caller) => {
+type WatchRequest = { key?: ObjectKey; labelSelector: string; resourceVersion: string };
+
+/**
+ * ObjectService's unary methods over the same ObjectApi the REST routes use, each with the verb it
+ * is authenticated under: one body per method, for the gRPC front (objectServiceHandlers) and the
+ * Connect/gRPC-Web front (connectObjectService) alike.
+ */
+const UNARY: Record<string, { verb: string; run: (req: never, caller: Caller) => Promise<unknown> }> = {
+  get: {
+    verb: "get",
+    run: async (req: { key?: ObjectKey }, caller: Caller) => {
       const s = scopeOf(req.key);
       return toProtoObject(await caller.authorize("get", s, req.key!.name).get(s, req.key!.name));
-    }),
-    list: unary("list", async (req: ListRequest, caller) => {
+    },
+  },
+  list: {
+    verb: "list",
+    run: async (req: ListRequest, caller: Caller) => {
       checkParameters({ labelSelector: req.labelSelector, continue: req.continue });
       const s = scopeOf(req.key);
       const r = await caller.authorize("list", s).list(s, { labelSelector: req.labelSelector || undefined, limit: Number(req.limit), continue: req.continue || undefined });
@@ -150,58 +145,163 @@ export function objectServiceHandlers(log: Logger, guard: CallGuard): grpc.Untyp
         continue: r.continue ?? "",
         remainingItemCount: r.remainingItemCount === undefined ? undefined : BigInt(r.remainingItemCount),
       });
-    }),
-    history: unary("get", async (req: HistoryRequest, caller) => {
+    },
+  },
+  history: {
+    verb: "get",
+    run: async (req: HistoryRequest, caller: Caller) => {
       const s = scopeOf(req.key);
       if (!hasPlacementHistory(s.type)) throw new BadRequestError(`${s.type.kind} has no placement history: only ResourceBinding and ClusterResourceBinding do`, [{ field: "key.kind", reason: "FieldValueNotSupported", message: "must be ResourceBinding or ClusterResourceBinding" }]);
       const list = await caller.authorize("get", s, req.key!.name, "history").history(s, req.key!.name, { limit: Number(req.limit) });
       return fromJson(PlacementChangeListSchema, list as unknown as JsonValue, { ignoreUnknownFields: true });
-    }),
-    create: unary("create", async (req: { object?: Object$ }, caller) => {
+    },
+  },
+  create: {
+    verb: "create",
+    run: async (req: { object?: Object$ }, caller: Caller) => {
       const { object, scope } = fromProtoObject(req.object);
       return toProtoObject(await caller.authorize("create", scope).create(scope, object));
-    }),
-    update: unary("update", async (req: { object?: Object$; status: boolean }, caller) => {
+    },
+  },
+  update: {
+    verb: "update",
+    run: async (req: { object?: Object$; status: boolean }, caller: Caller) => {
       const { object, scope } = fromProtoObject(req.object);
       const name = object.metadata?.name ?? "";
       const sub = req.status ? "status" : undefined;
       return toProtoObject(await caller.authorize("update", scope, name, sub).update(scope, name, object, sub));
-    }),
-    delete: unary("delete", async (req: { key?: ObjectKey }, caller) => {
+    },
+  },
+  delete: {
+    verb: "delete",
+    run: async (req: { key?: ObjectKey }, caller: Caller) => {
       const s = scopeOf(req.key);
       const o = (await caller.authorize("delete", s, req.key!.name).delete(s, req.key!.name)) ?? { apiVersion: req.key!.apiVersion, kind: req.key!.kind, metadata: { name: req.key!.name } };
       return toProtoObject(o);
-    }),
-    watch: (call: grpc.ServerWritableStream<{ key?: ObjectKey; labelSelector: string; resourceVersion: string }, unknown>) => {
+    },
+  },
+};
+
+/** A Watch's events for an authenticated caller: its arguments checked, RBAC's `watch`, one of the user's watch slots held until it ends. */
+async function* watchEvents(req: WatchRequest, caller: Caller, signal: AbortSignal) {
+  checkParameters({ labelSelector: req.labelSelector, resourceVersion: req.resourceVersion });
+  const s = scopeOf(req.key);
+  const name = req.key?.name;
+  const api = caller.authorize("watch", s, name || undefined);
+  const release = caller.holdWatch();
+  try {
+    for await (const e of await api.watch(s, { labelSelector: req.labelSelector || undefined, resourceVersion: req.resourceVersion || undefined, signal })) {
+      if (name && e.object.metadata.name !== name) continue;
+      yield create(WatchEventSchema, { type: e.type, object: toProtoObject(e.object) });
+    }
+  } finally {
+    release();
+  }
+}
+
+/** The ObjectService implementation over the same ObjectApi the REST routes use. */
+export function objectServiceHandlers(log: Logger, guard: CallGuard): grpc.UntypedServiceImplementation {
+  const unary =
+    ({ verb, run }: (typeof UNARY)[string]) =>
+    (call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      guard
+        .authenticate(call, verb)
+        .then((caller) => (rejectMalformed(call.request), run(call.request as never, caller)))
+        .then(
+          (r) => (guard.done(call, undefined), cb(null, r)),
+          (e) => {
+            guard.done(call, e);
+            const ge = toGrpcError(e);
+            if (ge.code === grpc.status.INTERNAL) log.error({ err: e }, "grpc request failed");
+            cb(ge);
+          },
+        )
+        // a failure to answer (as a Metadata.set that threw once did) is logged, never an unhandled rejection that ends the process
+        .catch((err: unknown) => log.error({ err }, "grpc answer failed"));
+    };
+  return {
+    ...Object.fromEntries(Object.entries(UNARY).map(([name, m]) => [name, unary(m)])),
+    watch: (call: grpc.ServerWritableStream<WatchRequest, unknown>) => {
       const ac = new AbortController();
       call.on("cancelled", () => ac.abort());
       call.on("close", () => ac.abort());
       (async () => {
-        let release = () => {};
         try {
           const caller = await guard.authenticate(call, "watch");
           rejectMalformed(call.request);
-          checkParameters({ labelSelector: call.request.labelSelector, resourceVersion: call.request.resourceVersion });
-          const s = scopeOf(call.request.key);
-          const name = call.request.key?.name;
-          const api = caller.authorize("watch", s, name || undefined);
-          release = caller.holdWatch();
-          for await (const e of await api.watch(s, { labelSelector: call.request.labelSelector || undefined, resourceVersion: call.request.resourceVersion || undefined, signal: ac.signal })) {
-            if (name && e.object.metadata.name !== name) continue;
-            call.write(create(WatchEventSchema, { type: e.type, object: toProtoObject(e.object) }));
-          }
+          for await (const e of watchEvents(call.request, caller, ac.signal)) call.write(e);
           guard.done(call, undefined);
           call.end();
         } catch (e) {
           guard.done(call, e);
           // the stream's "error" event, not destroy(): grpc-js sends the status on it and ends the call, a destroyed stream never answers
           if (!ac.signal.aborted) call.emit("error", toGrpcError(e));
-        } finally {
-          release();
         }
       })().catch((err: unknown) => log.error({ err }, "grpc watch failed"));
     },
   };
+}
+
+/** The client address of a Connect call (set by the Connect front from the HTTP request). */
+export const CONNECT_CLIENT = createContextKey<string>("", { description: "client address" });
+
+/**
+ * A Connect call as the guard reads a gRPC one: its `Authorization` header as the `authorization`
+ * metadata (a value gRPC metadata cannot hold is no token), its client address as the peer, its
+ * procedure as the path.
+ */
+function connectCall(ctx: HandlerContext): GrpcCall {
+  const metadata = new grpc.Metadata();
+  const authorization = ctx.requestHeader.get("authorization");
+  try {
+    if (authorization !== null) metadata.set("authorization", authorization);
+  } catch {
+    // not a legal metadata value: no token
+  }
+  const client = ctx.values.get(CONNECT_CLIENT);
+  return { metadata, getPeer: () => `[${client}]:0`, getPath: () => `/${ctx.service.typeName}/${ctx.method.name}` };
+}
+
+/** The Connect error for an API error: the gRPC front's code and message, its Kubernetes Status in the `k8s-status` header (gRPC-Web: trailer). */
+function toConnectError(e: unknown): ConnectError {
+  const ge = toGrpcError(e);
+  return new ConnectError(ge.details, ge.code as number as Code, { "k8s-status": String(ge.metadata.get("k8s-status")[0] ?? "") });
+}
+
+/**
+ * ObjectService for @connectrpc/connect (the Connect protocol and gRPC-Web over HTTP, beside the
+ * gRPC front): the same method bodies, the same guard (authenticated first, kept to the user's
+ * rate and watch cap, authorized, audited), the same codes and `k8s-status` on errors.
+ */
+export function connectObjectService(log: Logger, guard: CallGuard): ServiceImpl<typeof ObjectService> {
+  const unary =
+    ({ verb, run }: (typeof UNARY)[string]) =>
+    async (req: unknown, ctx: HandlerContext) => {
+      const call = connectCall(ctx);
+      try {
+        const r = await run(req as never, await guard.authenticate(call, verb));
+        guard.done(call, undefined);
+        return r;
+      } catch (e) {
+        guard.done(call, e);
+        const ce = toConnectError(e);
+        if (ce.code === Code.Internal) log.error({ err: e }, "connect request failed");
+        throw ce;
+      }
+    };
+  return {
+    ...Object.fromEntries(Object.entries(UNARY).map(([name, m]) => [name, unary(m)])),
+    watch: async function* (req: WatchRequest, ctx: HandlerContext) {
+      const call = connectCall(ctx);
+      try {
+        yield* watchEvents(req, await guard.authenticate(call, "watch"), ctx.signal);
+        guard.done(call, undefined);
+      } catch (e) {
+        guard.done(call, e);
+        if (!ctx.signal.aborted) throw toConnectError(e);
+      }
+    },
+  } as unknown as ServiceImpl<typeof ObjectService>;
 }
 
 /** A request whose bytes are not a valid message (answered INVALID_ARGUMENT, not grpc-js's INTERNAL). */

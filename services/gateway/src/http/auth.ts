@@ -183,9 +183,10 @@ function body(req: FastifyRequest, kind: string): Record<string, unknown> {
  * Every request but the probes and the static pages is authenticated (401 Status without a
  * token the authenticator accepts), kept to its rate (429) and authorized as Kubernetes RBAC
  * (403 Status naming the verb and resource), before its body is read; writes and refusals are
- * audited when the answer is sent.
+ * audited when the answer is sent. The paths of `selfGuarded` (the Connect procedures) are left to
+ * their handlers, which run the same Gatekeeper through the gRPC front's guard.
  */
-export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
+export function registerAuth(app: FastifyInstance, gate: Gatekeeper, selfGuarded: ReadonlySet<string> = new Set()): void {
   app.decorateRequest("user", undefined);
   app.decorateRequest("authz", undefined);
   // client-go sends built-in kinds as protobuf; the review routes and the RBAC kinds' routes read it, others answer 415
@@ -193,6 +194,8 @@ export function registerAuth(app: FastifyInstance, gate: Gatekeeper): void {
   app.addHook("onRequest", async (req, reply) => {
     const path = req.url.split("?")[0]!;
     if (PUBLIC_PATHS.has(path)) return;
+    // the Connect/gRPC-Web procedures authenticate in their handlers, through the gRPC front's guard
+    if (selfGuarded.has(path)) return;
     const attrs = requestAttributes(req.method, req.url);
     const authz: NonNullable<FastifyRequest["authz"]> = { attrs, receivedAt: new Date() };
     req.authz = authz;
