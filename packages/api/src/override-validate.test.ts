@@ -142,6 +142,61 @@ const cases: { name: string; policy: Json; want: RegExp[] }[] = [
     want: [/^spec\.overriders\.plaintext\[0\]\.operator: Unsupported/, /^spec\.overriders\.imageOverrider\[0\]\.component: Unsupported/, /^spec\.overriders\.commandOverrider\[0\]\.operator: Unsupported/],
   },
   {
+    name: "a plaintext value at a container's resource quantity that Kubernetes' quantity parser refuses is refused, naming the value",
+    policy: op({
+      resourceSelectors: deployment,
+      overrideRules: [
+        {
+          overriders: {
+            plaintext: [
+              { path: "/spec/template/spec/containers/0/resources/requests/cpu", operator: "replace", value: "1Gi " },
+              { path: "/spec/template/spec/initContainers/1/resources/limits/memory", operator: "add", value: " 64Mi" },
+              { path: "/spec/containers/0/resources/requests/nvidia.com~1gpu", operator: "add", value: "1 " },
+              { path: "/spec/jobTemplate/spec/template/spec/ephemeralContainers/-1/resources/limits/cpu", operator: "replace", value: "one" },
+              { path: "/spec/template/spec/containers/0/resources/limits/cpu", operator: "replace", value: true },
+            ],
+          },
+        },
+        { overriders: { plaintext: [{ path: "/spec/template/spec/containers/0/resources/limits/memory", operator: "replace", value: "1 Gi" }] } },
+      ],
+    }),
+    want: [
+      /^spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.value: Invalid value: "1Gi ": quantities must match the regular expression .*\/spec\/template\/spec\/containers\/0\/resources\/requests\/cpu/,
+      /^spec\.overrideRules\[0\]\.overriders\.plaintext\[1\]\.value: Invalid value: " 64Mi": quantities must match/,
+      /^spec\.overrideRules\[0\]\.overriders\.plaintext\[2\]\.value: Invalid value: "1 ": quantities must match/,
+      /^spec\.overrideRules\[0\]\.overriders\.plaintext\[3\]\.value: Invalid value: "one": quantities must match/,
+      /^spec\.overrideRules\[0\]\.overriders\.plaintext\[4\]\.value: Invalid value: true: must be a quantity/,
+      /^spec\.overrideRules\[1\]\.overriders\.plaintext\[0\]\.value: Invalid value: "1 Gi": quantities must match/,
+    ],
+  },
+  {
+    name: "the deprecated overriders' plaintext quantities are checked too",
+    policy: cop({ overriders: { plaintext: [{ path: "/spec/template/spec/containers/0/resources/requests/memory", operator: "add", value: "128Mi\n" }] } }),
+    want: [/^spec\.overriders\.plaintext\[0\]\.value: Invalid value: "128Mi\\n": quantities must match/],
+  },
+  {
+    name: "valid quantities, numbers, removals and values at other paths are accepted at admission (the render checks the rest)",
+    policy: op({
+      resourceSelectors: deployment,
+      overrideRules: [
+        {
+          overriders: {
+            plaintext: [
+              { path: "/spec/template/spec/containers/0/resources/requests/cpu", operator: "replace", value: "1.5" },
+              { path: "/spec/template/spec/containers/0/resources/limits/memory", operator: "replace", value: "1Gi" },
+              { path: "/spec/template/spec/containers/0/resources/limits/cpu", operator: "add", value: 2 },
+              { path: "/spec/template/spec/containers/0/resources/requests/memory", operator: "remove" },
+              { path: "/spec/template/spec/containers/0/resources", operator: "add", value: { requests: { cpu: "1Gi " } } },
+              { path: "/spec/template/spec/containers/0/env/0/value", operator: "replace", value: "1Gi " },
+              { path: "/spec/config/resources/requests/cpu", operator: "replace", value: "any text" },
+            ],
+          },
+        },
+      ],
+    }),
+    want: [],
+  },
+  {
     name: "an OverridePolicy's selector may not name another namespace",
     policy: op({ resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", namespace: "other" }] }),
     want: [/^spec\.resourceSelectors\[0\]\.namespace: .*namespace of resource selector must be the same as the namespace of the policy/],

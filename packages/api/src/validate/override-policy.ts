@@ -2,6 +2,7 @@
 // plus the CRD schema's required fields and enums.
 import type { OverrideSpecJson, OverridersJson } from "@flotilla/proto";
 import type { FieldError } from "../errors.js";
+import { QuantityError, parseQuantity } from "../quantity.js";
 import type { AnyOverridePolicy } from "../types.js";
 import { child, fieldInvalid, fieldNotSupported, fieldRequired, index, oneOf, validateAnnotations, validateLabelSelector, validateLabels, validateObjectMeta } from "./fields.js";
 import { validateClusterAffinity } from "./placement.js";
@@ -64,6 +65,52 @@ function validateOverridersSchema(o: OverridersJson | undefined, path: string): 
   return errs;
 }
 
+const CONTAINER_LISTS = new Set(["containers", "initContainers", "ephemeralContainers"]);
+
+/**
+ * Whether a plaintext path names one quantity of a container's requests or limits:
+ * `…/(containers|initContainers|ephemeralContainers)/<index>/resources/(requests|limits)/<name>`.
+ * Wherever Kubernetes has such a list (a Pod's spec, any pod template, a CronJob's job template,
+ * a custom resource embedding a PodSpec), that is a ResourceList, which Kubernetes decodes with
+ * its quantity parser.
+ */
+function isContainerQuantityPath(path: string): boolean {
+  const t = path.split("/");
+  const n = t.length;
+  return n >= 6 && t[0] === "" && t[n - 1] !== "" && (t[n - 2] === "requests" || t[n - 2] === "limits") && t[n - 3] === "resources" && /^-?[0-9]+$/.test(t[n - 4]!) && CONTAINER_LISTS.has(t[n - 5]!);
+}
+
+/**
+ * Plaintext values that Kubernetes is certain to refuse, whatever template the policy meets: an
+ * `add` or `replace` at a container's resource quantity (see isContainerQuantityPath) whose value
+ * its quantity parser refuses (`"1Gi "`, `"1 Gi"`, `"one"`) or that no quantity decodes from (a
+ * boolean, an object, a list). A number, or no value, is left alone. This is all admission can
+ * judge from the policy alone; what an override writes in general (a whole `resources` object, an
+ * image or field overrider's result, a value checked against the template it lands in) is checked
+ * when the binding service renders each cluster's manifest, as the gateway checks a template, and
+ * a manifest that fails there stalls the binding instead of reaching a Work.
+ */
+function plaintextQuantityErrors(o: OverridersJson | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  (o?.plaintext ?? []).forEach((x, i) => {
+    if ((x.operator !== "add" && x.operator !== "replace") || !x.path || !isContainerQuantityPath(x.path)) return;
+    const v: unknown = x.value;
+    const field = child(index(child(path, "plaintext"), i), "value");
+    if (v === undefined || v === null || typeof v === "number") return;
+    if (typeof v !== "string") {
+      errs.push(fieldInvalid(field, v, `must be a quantity (such as "100m" or "128Mi") for ${x.path}`));
+      return;
+    }
+    try {
+      parseQuantity(v);
+    } catch (e) {
+      if (!(e instanceof QuantityError)) throw e;
+      errs.push(fieldInvalid(field, v, `${e.message.replace(/: .*$/s, "")} (a quantity for ${x.path})`));
+    }
+  });
+  return errs;
+}
+
 /** The webhook's per-rule checks (ValidateOverrideSpec): label and annotation values, pointers, field overriders. */
 function validateRuleOverriders(o: OverridersJson | undefined, path: string): FieldError[] {
   if (!o) return [];
@@ -97,7 +144,9 @@ function validateRuleOverriders(o: OverridersJson | undefined, path: string): Fi
  * ValidateOverrideSpec plus the CRD schema: the deprecated targetCluster/overriders pair cannot
  * be mixed with overrideRules; every targetCluster's label and field selectors; per rule, label
  * and annotation values, JSON pointers and field overriders; everywhere, required fields and
- * operator/component enums. `namespace` is an OverridePolicy's own ("" for a cluster policy):
+ * operator/component enums, and plaintext values at a container's resource quantity that
+ * Kubernetes' quantity parser refuses (plaintextQuantityErrors; Flotilla's addition: upstream
+ * stores them and the member refuses the manifest). `namespace` is an OverridePolicy's own ("" for a cluster policy):
  * its selectors may only name that namespace.
  */
 export function validateOverrideSpec(spec: OverrideSpecJson | undefined, namespace: string, path = "spec"): FieldError[] {
@@ -119,11 +168,13 @@ export function validateOverrideSpec(spec: OverrideSpecJson | undefined, namespa
   }
   errs.push(...validateClusterAffinity(spec.targetCluster, child(path, "targetCluster")));
   errs.push(...validateOverridersSchema(spec.overriders, child(path, "overriders")));
+  errs.push(...plaintextQuantityErrors(spec.overriders, child(path, "overriders")));
   rules.forEach((r, i) => {
     const p = index(child(path, "overrideRules"), i);
     errs.push(...validateClusterAffinity(r.targetCluster, child(p, "targetCluster")));
     errs.push(...validateOverridersSchema(r.overriders, child(p, "overriders")));
     errs.push(...validateRuleOverriders(r.overriders, child(p, "overriders")));
+    errs.push(...plaintextQuantityErrors(r.overriders, child(p, "overriders")));
   });
   return errs;
 }

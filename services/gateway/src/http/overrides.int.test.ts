@@ -67,6 +67,41 @@ describe("override policies over REST and gRPC", () => {
     ]);
   });
 
+  test("a plaintext value at a container's resource quantity that Kubernetes' parser refuses is 422 naming the value, on create and patch, and nothing is stored", async () => {
+    const CPU = "/spec/template/spec/containers/0/resources/requests/cpu";
+    const policy = (name: string, value: unknown, kind = "OverridePolicy") => ({
+      apiVersion: "policy.karmada.io/v1alpha1",
+      kind,
+      metadata: { name },
+      spec: {
+        resourceSelectors: [{ apiVersion: "apps/v1", kind: "Deployment", name: "nginx" }],
+        overrideRules: [{ overriders: { labelsOverrider: [{ operator: "add", value: { team: "web" } }] } }, { overriders: { plaintext: [{ path: CPU, operator: "replace", value }] } }],
+      },
+    });
+    const refused = (res: { statusCode: number; body: string; json(): { reason: string; message: string; details: { causes: { field: string; message: string }[] } } }, field: string) => {
+      assert.equal(res.statusCode, 422, res.body);
+      const status = res.json();
+      assert.equal(status.reason, "Invalid");
+      assert.deepEqual(
+        status.details.causes.map((c) => c.field),
+        [field],
+      );
+      assert.match(status.details.causes[0]!.message, /quantities must match the regular expression/);
+    };
+    for (const value of ["1Gi ", " 100m", "1 Gi", "2\n"]) {
+      refused(await inject("POST", OP, policy("spaced", value)), "spec.overrideRules[1].overriders.plaintext[0].value");
+      refused(await inject("POST", COP, policy("spaced", value, "ClusterOverridePolicy")), "spec.overrideRules[1].overriders.plaintext[0].value");
+    }
+    assert.equal((await inject("GET", `${OP}/spaced`)).statusCode, 404, "nothing stored");
+    assert.equal((await inject("GET", `${COP}/spaced`)).statusCode, 404, "nothing stored");
+
+    const ok = await inject("POST", OP, policy("quantities", "1Gi"));
+    assert.equal(ok.statusCode, 201, ok.body);
+    refused(await inject("PATCH", `${OP}/quantities`, [{ op: "replace", path: "/spec/overrideRules/1/overriders/plaintext/0/value", value: "1Gi " }], "application/json-patch+json"), "spec.overrideRules[1].overriders.plaintext[0].value");
+    refused(await inject("PUT", `${OP}/quantities`, { ...policy("quantities", "500m\t"), metadata: { name: "quantities", resourceVersion: ok.json().metadata.resourceVersion } }), "spec.overrideRules[1].overriders.plaintext[0].value");
+    assert.equal((await inject("GET", `${OP}/quantities`)).json().spec.overrideRules[1].overriders.plaintext[0].value, "1Gi", "the stored policy is unchanged");
+  });
+
   test("discovery lists both kinds", async () => {
     const res = await inject("GET", "/apis/policy.karmada.io/v1alpha1");
     const names = res.json().resources.map((r: { name: string }) => r.name);
