@@ -2,10 +2,12 @@
 // simulator as a child), one ClusterPropagationPolicy (Divided, weighted by available replicas,
 // exactly 2 clusters per binding), then a burst of Deployments POSTed through the gateway,
 // followed by the objects table through binding → scheduled → Works applied → template ready;
-// then (phase 2) the cluster with the most bindings made unreachable and the bindings followed
-// off it. Also: a light-load latency probe, pgbench on the same Postgres, CPU and peak RSS per
-// process, transactions and wake-ups per binding, pending pods on the members, and the
-// fleet-scale goals with the measured value and whether each is met.
+// then (phase 2) the --failover-members clusters with the most bindings made unreachable at once
+// and the bindings followed off them, and (phase 3) every service stopped and started again with
+// the members kept: gateway answers, a new Deployment ready, CPU settled. Also: flatness (the
+// first and the last 10 % of the burst per stage), a light-load latency probe, pgbench on the
+// same Postgres, CPU and peak RSS per process, transactions and wake-ups per binding, pending pods
+// on the members, and the fleet-scale goals with the measured value and whether each is met.
 // See README.md beside this file.
 //   npm run build
 //   node --conditions=source --import tsx test/load/e2e/run.ts [--clusters 100] [--deployments 2000] [...]
