@@ -9,7 +9,7 @@ import { WorkQueue, type Lane } from "./queue.js";
 import type { Reconciler, Result } from "./result.js";
 import type { KeyLocks } from "@flotilla/store";
 import { DurableTimers } from "./timers.js";
-import { contextFrom, inSpan } from "./tracing.js";
+import { contextFrom, inSpan, traceContextOf } from "./tracing.js";
 
 export interface ControllerOptions {
   reconciler: Reconciler<string>;
@@ -74,7 +74,11 @@ export interface WakeHint {
   resourceVersion?: string;
   /** When the change that woke the key was stored (ms since the epoch), for the wake-up lag metric. */
   since?: number;
-  /** The trace context (W3C traceparent) of the change that woke the key: its reconcile continues that trace. */
+  /**
+   * The trace context (W3C traceparent) of the change that woke the key: its reconcile continues
+   * that trace. Without one, a key queued from inside a span (a reconcile that fans out to related
+   * keys and waits for them) continues that span's trace.
+   */
   trace?: string;
 }
 
@@ -100,7 +104,8 @@ export interface Controller {
    * Queues the key and resolves once a reconcile of it that started after this call has
    * succeeded (done, after, or a terminal failure: nothing left to retry). Stays pending
    * across failed attempts. Rejects with StoppedError if the controller stops first.
-   * `hint` is what a wake-up about the key's own object says: for a key parked after a
+   * `hint` is what a wake-up about the key's own object says (with no trace in it, the caller's
+   * active span, if any, is the trace its reconcile continues): for a key parked after a
    * terminal failure, a wake-up about the version it failed on (or an older one) resolves at
    * once without a reconcile; anything else (a newer version, no hint: a related object
    * changed) runs it again.
@@ -247,8 +252,10 @@ class ControllerImpl implements Controller {
       this.metrics.terminalSkips++;
       return Promise.resolve();
     }
+    // a reconcile caused by a traced change belongs to its trace, whoever queues the key
+    const traceparent = hint?.trace ?? traceContextOf();
     return new Promise<void>((resolve, reject) => {
-      this.keyState(key).waiters.push({ resolve, reject, since: hint?.since, trace: hint?.trace });
+      this.keyState(key).waiters.push({ resolve, reject, since: hint?.since, trace: traceparent });
       this.add(key);
     });
   }
