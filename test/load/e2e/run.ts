@@ -578,7 +578,7 @@ interface ColdStartResult {
   readyMs?: number;
   /** Its POST (from before the request that was accepted) → ready, ms. */
   postToReadyMs?: number;
-  /** The services' idle background before the burst (the pgbench window), % of one core; 0 without it. */
+  /** The services' idle background over the 5 s before the stop (everything stored, the services idle), % of one core. */
   idlePercentOfCore: number;
   /** Settled below this % of one core: `--settle-cpu` above the idle background. */
   settleThresholdPercent: number;
@@ -598,9 +598,13 @@ interface ColdStartResult {
  * settings, database, stream and members; a new Deployment is POSTed as soon as the gateway takes it.
  * `onRestart` learns each service's new pid.
  */
-async function coldStart(services: Services, gw: GatewayAccess, idle: Window | undefined, onRestart: (name: ServiceName, pid: number | undefined) => void): Promise<ColdStartResult> {
-  // the services' own background (status probes of every member, resyncs) is not the start's work
-  const idlePercentOfCore = idle ? (SERVICE_NAMES.reduce((a, s) => a + (idle.cpuMs.get(s) ?? 0), 0) / (idle.seconds * 1000)) * 100 : 0;
+async function coldStart(services: Services, gw: GatewayAccess, onRestart: (name: ServiceName, pid: number | undefined) => void): Promise<ColdStartResult> {
+  // the services' own background (status probes of every member, resyncs) is not the start's work:
+  // measured with the same objects and members just before the stop
+  const serviceCpu = () => SERVICE_NAMES.reduce((a, s) => a + (cpuMs(services.procs.get(s)!.child.pid) || 0), 0);
+  const [i0, c0] = [performance.now(), serviceCpu()];
+  await sleep(5000);
+  const idlePercentOfCore = ((serviceCpu() - c0) / (performance.now() - i0)) * 100;
   const settleThresholdPercent = idlePercentOfCore + S.settleCpuPercent;
   console.log(`\ncold start: every service stopped and started again (same database, stream and members)`);
   const tStop = performance.now();
@@ -922,7 +926,7 @@ async function main(): Promise<number> {
         result.healedMs = healedMs ?? null;
       }
       await waitIdle(db.sql, services.ports.values(), { timeoutMs: 120_000, token: services.token }).catch((e: Error) => console.log(`  ${e.message}`));
-      cold = await coldStart(services, gw, idle, (name, pid) => {
+      cold = await coldStart(services, gw, (name, pid) => {
         pids.set(name, pid);
         servicePids.set(name, pid);
       });
@@ -1060,7 +1064,7 @@ function report({ startedAt, loadStart, loadEnd, knobs, prefix, probe, probeAfte
       `\nCold start (every service stopped — ${fmt(cold.stopMs)} ms for all to exit — and started again on the same database, stream and members; times from the start): ` +
         `gateway answers ${fmt(cold.gatewayAnswersMs)} ms, every service ready ${fmt(cold.allReadyMs)} ms; a new Deployment POSTed at once (again every 20 ms until taken), accepted ${fmt(cold.postAcceptedMs)} ms, ` +
         `ready ${fmt(cold.readyMs)} ms (POST → ready ${fmt(cold.postToReadyMs)} ms); ` +
-        `CPU settled (all services together under ${fmt(cold.settleThresholdPercent, 1)} % of a core — ${S.settleCpuPercent} % above their idle background of ${fmt(cold.idlePercentOfCore, 1)} % before the burst — for ${S.settleSeconds} s) ${cold.settledMs !== undefined ? `${fmt(cold.settledMs)} ms` : `not within ${S.settleTimeoutS} s`}` +
+        `CPU settled (all services together under ${fmt(cold.settleThresholdPercent, 1)} % of a core — ${S.settleCpuPercent} % above their idle background of ${fmt(cold.idlePercentOfCore, 1)} % over the 5 s before the stop — for ${S.settleSeconds} s) ${cold.settledMs !== undefined ? `${fmt(cold.settledMs)} ms` : `not within ${S.settleTimeoutS} s`}` +
         `${cold.lowest ? ` (quietest ${S.settleSeconds} s: ${fmt(cold.lowest.percentOfCore, 1)} % from ${fmt(cold.lowest.atMs)} ms)` : ""}.` +
         ` CPU ms until settled: ${Object.entries(cold.cpuMs).map(([p, ms]) => `${p} ${fmt(ms)}`).join(", ")}; peak RSS MiB: ${[...cold.rssPeak].map(([p, x]) => `${p} ${mib(x)}`).join(", ")}.` +
         (cold.failures.length ? ` FAILURES: ${cold.failures.join("; ")}.` : ""),
