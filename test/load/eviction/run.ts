@@ -12,7 +12,7 @@ import { buildApp, configSchema, type App } from "@flotilla/eviction";
 import { silentLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
 import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
-import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "./counted.js";
+import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
 
 const SCENARIOS: Record<string, { bindings: number; clusters: number }> = {
   full: { bindings: 10_000, clusters: 10 },

@@ -20,7 +20,7 @@ import { loadDeployment } from "../lib/objects.js";
 import { childrenCpuMs } from "../lib/proc.js";
 import { adminTokenFile } from "../lib/stack.js";
 import { fmt, markdownTable, mib, pool } from "../lib/stats.js";
-import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../eviction/counted.js";
+import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
 import type { CannonOptions, CannonResult } from "./cannon.js";
 
 const SCENARIOS: Record<string, { objects: number; duration: number }> = {

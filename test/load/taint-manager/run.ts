@@ -13,7 +13,7 @@ import { silentLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
 import { buildApp, configSchema, type App } from "@flotilla/taint-manager";
 import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
-import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../eviction/counted.js";
+import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
 
 const SCENARIOS: Record<string, { bindings: number; clusters: number }> = {
   full: { bindings: 10_000, clusters: 10 },

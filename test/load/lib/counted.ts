@@ -10,9 +10,9 @@ import postgres, { type Sql } from "postgres";
 import { connectNats, ensureStream, jetstream, jetstreamManager, startRelay, type JetStreamClient, type NatsConnection, type Relay } from "@flotilla/events";
 import { openDatabase, type Database } from "@flotilla/store";
 import { NATS_URL, PG_URL, freshDatabase, type TestDatabase } from "@flotilla/testkit";
-import { backendCpu, backendCpuDelta, streamMessages, unpublished } from "../lib/counters.js";
-import { isolatedEnv } from "../lib/stack.js";
-import { sleep } from "../lib/stats.js";
+import { backendCpu, backendCpuDelta, streamMessages, unpublished } from "./counters.js";
+import { isolatedEnv } from "./stack.js";
+import { sleep } from "./stats.js";
 
 export interface Counts {
   /** xact_commit + xact_rollback of the database. */
