@@ -101,6 +101,30 @@ describe("ObjectService over Connect and gRPC-Web", () => {
     });
   }
 
+  test("an open Connect Watch ends when the gateway stops, so the stop does not wait for the client", async () => {
+    const db2 = await freshDatabase();
+    const gw2 = buildGateway(testGatewayDeps(new ObjectStore(db2.sql)));
+    const { url: url2 } = await gw2.start({ host: "127.0.0.1", port: 0 });
+    try {
+      const client = createClient(ObjectService, createConnectTransport({ baseUrl: url2, httpVersion: "1.1" }));
+      const events = client.watch({ key: CONFIGMAPS }, auth());
+      const ended = (async () => {
+        try {
+          for await (const _ of events) void _;
+        } catch {
+          // ended by the server
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 300));
+      const started = Date.now();
+      await gw2.stop();
+      await ended;
+      assert.ok(Date.now() - started < 5000, `stopped in ${Date.now() - started} ms`);
+    } finally {
+      await db2.drop();
+    }
+  });
+
   test("the REST server's CORS covers the Connect procedures: a listed origin's preflight is answered, its calls carry its headers", async () => {
     const path = `${url}/${ObjectService.typeName}/List`;
     const pre = await fetch(path, { method: "OPTIONS", headers: { origin: PORTAL, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type,connect-protocol-version" } });

@@ -19,6 +19,18 @@ export const CONNECT_PATHS: ReadonlySet<string> = new Set(ObjectService.methods.
 export function registerConnect(app: FastifyInstance, log: Logger, guard: CallGuard): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
+    // open Watch streams end when the server closes (as the REST watches do), and so does their
+    // connection, which kept alive would hold close() up: clients watch again at another replica
+    const shutdown = new AbortController();
+    scope.addHook("preClose", (done) => {
+      shutdown.abort();
+      done();
+    });
+    scope.addHook("onRequest", async (req, reply) => {
+      reply.raw.once("finish", () => {
+        if (shutdown.signal.aborted) req.raw.socket?.end();
+      });
+    });
     await scope.register(fastifyConnectPlugin, {
       routes: (router) => router.service(ObjectService, connectObjectService(log, guard)),
       contextValues: (req) => createContextValues().set(CONNECT_CLIENT, req.ip),
@@ -26,6 +38,7 @@ export function registerConnect(app: FastifyInstance, log: Logger, guard: CallGu
       connect: true,
       grpcWeb: true,
       grpc: false,
+      shutdownSignal: shutdown.signal,
     });
   });
 }
