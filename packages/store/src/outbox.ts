@@ -38,8 +38,10 @@ export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRo
   return sql<OutboxRow[]>`
     SELECT o.id::text, o.rv::text, o.gk, o.namespace, o.name, o.uid::text, o.type, o.object->>'apiVersion' AS api_version,
            o.object->'metadata'->>'generation' AS generation, o.index_keys, o.trace_context
-    FROM outbox_watermark w, outbox o
-    WHERE (o.rv, o.id) > (w.published_rv, w.published_id)
+    FROM outbox o
+    -- the cursor as scalars (init plans), so the range is an index condition on outbox_rv: a join
+    -- would scan every row below the xmin and filter, a cost that grew with the retained outbox
+    WHERE (o.rv, o.id) > ((SELECT published_rv FROM outbox_watermark), (SELECT published_id FROM outbox_watermark))
       AND o.rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     ORDER BY o.rv, o.id LIMIT ${limit}`;
 }
@@ -47,7 +49,8 @@ export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRo
 /** How many rows the relay has still to publish (committed ones, after its cursor). */
 export async function unpublishedCount(sql: Sql): Promise<number> {
   const [{ n }] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM outbox_watermark w, outbox o WHERE (o.rv, o.id) > (w.published_rv, w.published_id)`;
+    SELECT count(*)::int AS n FROM outbox o
+    WHERE (o.rv, o.id) > ((SELECT published_rv FROM outbox_watermark), (SELECT published_id FROM outbox_watermark))`;
   return n;
 }
 
@@ -99,8 +102,8 @@ export async function pruneOutbox(sql: Sql, o: PruneOptions): Promise<number> {
     // stand inside one), so the watermark says exactly which resourceVersions are gone
     const [{ max }] = await tx<{ max: string | null }[]>`
       SELECT max(o.rv)::text AS max
-      FROM outbox_watermark w, outbox o
-      WHERE o.rv < w.published_rv + CASE WHEN w.published_id = 9223372036854775807 THEN 1 ELSE 0 END
+      FROM outbox o
+      WHERE o.rv < (SELECT published_rv + CASE WHEN published_id = 9223372036854775807 THEN 1 ELSE 0 END FROM outbox_watermark)
         AND o.created_at < now() - ${`${Math.max(0, Math.floor(o.retentionMs))} milliseconds`}::interval
         ${keepMin > 0 ? tx`AND o.id <= (SELECT id FROM outbox ORDER BY id DESC OFFSET ${keepMin} LIMIT 1)` : tx``}
         -- never a row a watch may not have been shown yet (a long transaction anywhere holds them back)

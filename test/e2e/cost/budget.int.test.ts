@@ -16,7 +16,7 @@ async function withinBudget(t: TestContext, replicas: number, budget: StackBudge
     t.diagnostic(`${phase}: ${MEASURES.map((m) => `${m} ${got[m].toFixed(2)}`).join(", ")}`);
     for (const m of MEASURES) if (got[m] > budget[phase][m].max) over.push(`${phase} ${m}: ${got[m].toFixed(2)} per Deployment, budget ${budget[phase][m].max} (${budget[phase][m].why})`);
   }
-  const detail = (phase: "burst" | "single") => `${phase}: row writes by table ${JSON.stringify(r.raw[phase].tables)}; object writes ${JSON.stringify(r.raw[phase].writes)}; statements ${r.raw[phase].topStatements.map(([q, n]) => `\n  ${n} × ${q}`).join("")}`;
+  const detail = (phase: "burst" | "single") => `${phase}: row writes by table ${JSON.stringify(r.raw[phase].tables)}; object writes ${JSON.stringify(r.raw[phase].writes)}; statements ${r.raw[phase].topStatements.map(([q, n]) => `\n  ${n} × ${q}`).join("")}\nexecution time ${r.raw[phase].topStatementTimes.map(([q, ms]) => `\n  ${ms} ms: ${q}`).join("")}`;
   for (const phase of ["burst", "single"] as const) for (const l of detail(phase).split("\n")) t.diagnostic(l);
   t.diagnostic(`the writes of the last Deployment one at a time:`);
   for (const l of r.story) t.diagnostic(`  ${l}`);

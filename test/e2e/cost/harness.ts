@@ -70,9 +70,11 @@ export interface PhaseCost {
   writes: Record<string, number>;
   /** The statements called most, with their calls. */
   topStatements: [string, number][];
+  /** The statements Postgres spent most time executing, with their milliseconds. */
+  topStatementTimes: [string, number][];
 }
 
-export type Measure = Exclude<keyof PhaseCost, "deployments" | "ms" | "tables" | "writes" | "topStatements">;
+export type Measure = Exclude<keyof PhaseCost, "deployments" | "ms" | "tables" | "writes" | "topStatements" | "topStatementTimes">;
 export const MEASURES: readonly Measure[] = ["transactions", "writeTransactions", "rowWrites", "statements", "natsMessages", "outboxRows", "outboxBytes"];
 
 export interface CostResult {
@@ -91,6 +93,8 @@ interface Reading {
   tables: Map<string, number>;
   /** Calls by statement text. */
   byStatement: Map<string, number>;
+  /** Execution milliseconds by statement text. */
+  timeByStatement: Map<string, number>;
   transactions: number;
   rowWrites: number;
   statements: number;
@@ -138,7 +142,7 @@ export async function measureCost(o: CostOptions): Promise<CostResult> {
     const read = async (): Promise<Reading> => {
       const [[d], st, [x], natsMessages] = await Promise.all([
         admin<{ t: string; w: string }[]>`SELECT (xact_commit + xact_rollback)::text AS t, (tup_inserted + tup_updated + tup_deleted)::text AS w FROM pg_stat_database WHERE datname = ${name}`,
-        admin<{ q: string; n: string }[]>`SELECT s.query AS q, sum(calls)::text AS n FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${name} GROUP BY 1`,
+        admin<{ q: string; n: string; ms: number }[]>`SELECT s.query AS q, sum(calls)::text AS n, sum(total_exec_time)::float8 AS ms FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ${name} GROUP BY 1`,
         admin<{ x: string }[]>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x`,
         streamMessages(stream!),
       ]);
@@ -149,11 +153,14 @@ export async function measureCost(o: CostOptions): Promise<CostResult> {
         SELECT CASE WHEN s.schemaname = 'pg_toast' THEN coalesce(o.relname, '?') || ' (toast)' WHEN s.schemaname = 'public' THEN s.relname ELSE 'catalogs' END AS t,
                sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::text AS n
         FROM pg_stat_all_tables s LEFT JOIN pg_class o ON o.reltoastrelid = s.relid GROUP BY 1`;
-      const byStatement = new Map(st.filter((r) => !r.q.includes("pg_stat_all_tables")).map((r) => [r.q, Number(r.n)]));
+      const own = st.filter((r) => !r.q.includes("pg_stat_all_tables"));
+      const byStatement = new Map(own.map((r) => [r.q, Number(r.n)]));
+      const timeByStatement = new Map(own.map((r) => [r.q, r.ms]));
       return {
         at: performance.now(),
         tables: new Map(tables.map((r) => [r.t, Number(r.n)])),
         byStatement,
+        timeByStatement,
         transactions: Number(d!.t),
         rowWrites: Number(d!.w),
         statements: [...byStatement.values()].reduce((a, n) => a + n, 0),
@@ -233,6 +240,7 @@ export async function measureCost(o: CostOptions): Promise<CostResult> {
       ...(await outbox(a.nextXid, b.nextXid)),
       tables: Object.fromEntries(diff(a.tables, b.tables)),
       topStatements: diff(a.byStatement, b.byStatement).slice(0, 12).map(([q, n]) => [q.replace(/\s+/g, " ").slice(0, 160), n]),
+      topStatementTimes: diff(a.timeByStatement, b.timeByStatement).slice(0, 8).map(([q, ms]) => [q.replace(/\s+/g, " ").slice(0, 160), Math.round(ms)]),
     });
     const idleCost = await phase(i0, i1, 0, i1.at - i0.at);
     const burst = await phase(i1, b1, o.burst, b1.at - i1.at);
