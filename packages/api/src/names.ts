@@ -62,6 +62,8 @@ export const AppliedOverrides = "policy.karmada.io/applied-overrides";
 export const AppliedClusterOverrides = "policy.karmada.io/applied-cluster-overrides";
 /** On a ResourceBinding with propagateDeps: JSON of the dependencies its workload references (DependentObjectReferences). */
 export const BindingDependenciesAnnotation = "resourcebinding.karmada.io/dependencies";
+/** The prefix of the label that marks an attached binding as required by a binding (`depended-by-<hash of its namespace/name>`). */
+export const BindingDependedByLabelPrefix = "resourcebinding.karmada.io/depended-by-";
 
 export const ClusterControllerFinalizer = "karmada.io/cluster-controller";
 export const ExecutionControllerFinalizer = "karmada.io/execution-controller";

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { STANDARD_INDEXERS, bindingDependencyIndex, bindingIndexer, bindingOfWorkIndex, workAppliedOverrideIndex, workBindingIndex, workIndexer } from "./indexers.js";
+import { STANDARD_INDEXERS, bindingDependedByIndex, bindingDependencyIndex, bindingIndexer, bindingOfWorkIndex, workAppliedOverrideIndex, workBindingIndex, workIndexer } from "./indexers.js";
+import type { KubeObject } from "@flotilla/api";
 
 test("a binding is indexed by each scheduled cluster and each cluster it is being evicted from", () => {
   const keys = bindingIndexer({
@@ -90,4 +91,11 @@ test("applied-overrides annotations that are not lists of entries give no entrie
   for (const v of ["", "nope", "{}", "[null, 3, {}]"]) {
     assert.deepEqual(workIndexer(rendered({ "policy.karmada.io/applied-overrides": v, "policy.karmada.io/applied-cluster-overrides": v })), ["binding:default/web-deployment"], v);
   }
+});
+
+test("an attached binding is indexed by each depended-by label's key, whatever its value", () => {
+  const rb = (labels: Record<string, string>): KubeObject => ({ apiVersion: "work.karmada.io/v1alpha2", kind: "ResourceBinding", metadata: { name: "web-config-configmap", namespace: "default", labels }, spec: {} });
+  assert.deepEqual(bindingIndexer(rb({ "resourcebinding.karmada.io/depended-by-5dbb6dc9c8": "some-id", "resourcebinding.karmada.io/depended-by-abc": "", app: "web" })), ["depended-by:5dbb6dc9c8", "depended-by:abc"]);
+  assert.equal(bindingDependedByIndex("resourcebinding.karmada.io/depended-by-5dbb6dc9c8"), "depended-by:5dbb6dc9c8");
+  assert.deepEqual(bindingIndexer(rb({ "resourcebinding.karmada.io/depended-by": "x" })), []);
 });

@@ -1,6 +1,7 @@
 import {
   AppliedClusterOverrides,
   AppliedOverrides,
+  BindingDependedByLabelPrefix,
   BindingDependenciesAnnotation,
   ClusterResourceBindingAnnotationKey,
   KARMADA,
@@ -39,6 +40,16 @@ export function bindingDependencyIndex(r: { apiVersion?: string; kind?: string; 
   return `dependency:${r.apiVersion ?? ""}/${r.kind ?? ""}/${r.namespace ?? ""}/${r.name ?? ""}`;
 }
 
+/**
+ * Index entry of an attached binding labelled as required by a binding
+ * (`resourcebinding.karmada.io/depended-by-<hash>`, whatever the label's value): `depended-by:<hash>`.
+ * The label is a key of its own per requiring binding, which the labels' index cannot find by key
+ * alone; this finds the attached bindings of a binding that is gone (its permanent id unknown).
+ */
+export function bindingDependedByIndex(label: string): string {
+  return `depended-by:${label.slice(BindingDependedByLabelPrefix.length)}`;
+}
+
 /** The JSON array an annotation holds, or none when it is absent or not an array (written by hand). */
 function jsonArray(value: string | undefined): unknown[] {
   if (!value) return [];
@@ -68,7 +79,8 @@ function dependencyEntries(obj: KubeObject): string[] {
  * for every cluster in `spec.clusters`, `evicting:<name>` for every graceful-eviction task's
  * `fromCluster`, `evicting` when it has any task, `app-failover` when it has
  * `spec.failover.application`, and `dependency:…` for every dependency its
- * `resourcebinding.karmada.io/dependencies` annotation lists (bindingDependencyIndex). Query with
+ * `resourcebinding.karmada.io/dependencies` annotation lists (bindingDependencyIndex), and
+ * `depended-by:…` for every depended-by label (bindingDependedByIndex). Query with
  * `store.list(gk, { index: bindingClusterIndex("member1") })`.
  */
 export const bindingIndexer: Indexer = (obj: KubeObject) => {
@@ -80,6 +92,7 @@ export const bindingIndexer: Indexer = (obj: KubeObject) => {
   if ((obj.spec?.failover as { application?: unknown } | undefined)?.application) keys.push(BINDING_WITH_APPLICATION_FAILOVER_INDEX);
   if (obj.metadata.annotations?.["failover.flotilla.io/placement-before-failover"] !== undefined) keys.push(BINDING_WITH_MOVE_BACK_INDEX);
   keys.push(...dependencyEntries(obj));
+  for (const l of Object.keys(obj.metadata.labels ?? {})) if (l.startsWith(BindingDependedByLabelPrefix)) keys.push(bindingDependedByIndex(l));
   return keys;
 };
 

@@ -271,3 +271,21 @@ test("propagateDeps: a dependency a policy of its own propagates keeps its bindi
     await env.close();
   }
 });
+
+test("propagateDeps: a binding removed without the distributor's finalizer still has its attached bindings released (found by their depended-by label's index entry)", async () => {
+  const env = await setup();
+  try {
+    await env.store.create(configMap);
+    await env.store.create(admit(policy));
+    await env.store.create(webDeployment());
+    await eventually(() => env.store.get<ResourceBinding>(APP_RB), { message: "binding created" });
+    await schedule(env.store, APP_RB, [{ name: "member1", replicas: 2 }]);
+    await eventually(async () => ((await env.store.get<ResourceBinding>(CM_RB))?.spec?.requiredBy?.length ? true : undefined), { message: "attached binding created" });
+    // the binding goes without the distributor's finalizer (removed by hand, say): its permanent id is gone with it
+    await env.store.mutate<ResourceBinding>(APP_RB, (cur) => ({ ...cur, metadata: { ...cur.metadata, finalizers: [] } }));
+    await env.store.delete(APP_RB);
+    await eventually(async () => ((await env.store.get<ResourceBinding>(CM_RB))?.spec?.requiredBy?.length ? undefined : true), { message: "the attached binding released" });
+  } finally {
+    await env.close();
+  }
+});

@@ -1,5 +1,6 @@
-import { BindingControllerFinalizer, ClusterPropagationPolicyPermanentIDLabel, GK, PropagationPolicyPermanentIDLabel, ResourceBindingPermanentIDLabel, isConflict, isNotFound, jsonClean, jsonEqual, parseKindKey, type KubeObject, type Requirement, type ResourceBinding, type KeyRef } from "@flotilla/api";
+import { BindingControllerFinalizer, ClusterPropagationPolicyPermanentIDLabel, GK, PropagationPolicyPermanentIDLabel, ResourceBindingPermanentIDLabel, isConflict, isNotFound, jsonClean, jsonEqual, parseKindKey, type KubeObject, type ResourceBinding, type KeyRef } from "@flotilla/api";
 import { done, type ReconcileContext, type Reconciler } from "@flotilla/runtime";
+import { bindingDependedByIndex } from "@flotilla/store";
 import { bindingId, controllerRef, foreignOwner } from "../logic/binding.js";
 import {
   BindingDependenciesAnnotation,
@@ -116,11 +117,16 @@ function toAttachedRef(a: ResourceBinding): KeyRef {
   return { gk: GK.resourceBinding, namespace: a.metadata.namespace ?? "", name: a.metadata.name ?? "" };
 }
 
-/** The attached bindings labelled for this binding (by its permanent id; without one, any value). */
+/**
+ * The attached bindings labelled for this binding: by its permanent id (the labels' index), or,
+ * without one (the binding is gone), by the label's key alone (its index entry; an "Exists"
+ * selector would read every binding of the namespace, and a template's wake-up can come for a
+ * binding not made yet).
+ */
 async function listAttached(d: Deps, namespace: string, name: string, parentId: string | undefined): Promise<ResourceBinding[]> {
   const label = dependedByLabel(namespace, name);
-  const selector: Requirement[] = parentId ? labelEquals(label, parentId) : [{ key: label, operator: "Exists", values: [] }];
-  return (await d.store.list<ResourceBinding>(GK.resourceBinding, { namespace, labelSelector: selector })).items;
+  const by = parentId ? { labelSelector: labelEquals(label, parentId) } : { index: bindingDependedByIndex(label) };
+  return (await d.store.list<ResourceBinding>(GK.resourceBinding, { namespace, ...by })).items;
 }
 
 async function releaseAll(d: Deps, namespace: string, name: string, parentId: string | undefined, ctx: ReconcileContext): Promise<void> {

@@ -1,4 +1,4 @@
-import { bindingName, fnv1a32, safeEncodeString, type KubeObject, type ResourceBindingSpec, type TargetCluster } from "@flotilla/api";
+import { BindingDependedByLabelPrefix, bindingName, fnv1a32, safeEncodeString, type KubeObject, type ResourceBindingSpec, type TargetCluster } from "@flotilla/api";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -15,10 +15,8 @@ export interface DependencyRef {
 
 export type BindingSnapshot = NonNullable<ResourceBindingSpec["requiredBy"]>[number];
 
-/** The annotation on a binding listing its dependencies (JSON), as upstream. */
-export { BindingDependenciesAnnotation } from "@flotilla/api";
-/** Prefix of the label an attached binding carries for each binding that requires it. */
-export const BindingDependedByLabelPrefix = "resourcebinding.karmada.io/depended-by-";
+/** The annotation on a binding listing its dependencies (JSON), and the prefix of the label an attached binding carries for each binding that requires it, as upstream. */
+export { BindingDependedByLabelPrefix, BindingDependenciesAnnotation } from "@flotilla/api";
 /** The finalizer that holds a binding with propagateDeps until its attached bindings are released. */
 export const DependenciesDistributorFinalizer = "karmada.io/binding-dependencies-distributor";
 
