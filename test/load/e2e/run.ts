@@ -158,6 +158,8 @@ interface CpuSnapshot {
   cpu: Map<string, number>;
   /** CPU ms so far of each backend of the database. */
   backends: Map<number, number>;
+  /** The same, of the services' backends only (application_name flotilla-…). */
+  serviceBackends: Map<number, number>;
 }
 
 interface Counters extends CpuSnapshot {
@@ -185,13 +187,13 @@ interface Window {
 }
 
 async function cpuSnapshot(db: TestDatabase, procs: ReadonlyMap<string, number | undefined>): Promise<CpuSnapshot> {
-  const backends = await backendCpu(db.sql, db.name);
+  const [backends, serviceBackends] = await Promise.all([backendCpu(db.sql, db.name), backendCpu(db.sql, db.name, { servicesOnly: true })]);
   const cpu = new Map([...procs].map(([n, pid]) => [n, cpuMs(pid)]));
   const self = process.cpuUsage();
   cpu.set("runner", (self.user + self.system) / 1000);
   cpu.set("postgres (all processes)", cpuMsByName("postgres"));
   cpu.set("nats-server", cpuMsByName("nats-server"));
-  return { t: performance.now(), cpu, backends };
+  return { t: performance.now(), cpu, backends, serviceBackends };
 }
 
 async function counters(db: TestDatabase, stream: string, procs: ReadonlyMap<string, number | undefined>): Promise<Counters> {
@@ -203,6 +205,8 @@ async function counters(db: TestDatabase, stream: string, procs: ReadonlyMap<str
 function windowOf(a: Counters, b: Counters, cpuEnd: CpuSnapshot = b): Window {
   const cpuMs = new Map([...cpuEnd.cpu].map(([n, ms]) => [n, ms - (a.cpu.get(n) ?? 0)]));
   cpuMs.set("postgres (this database's backends)", backendCpuDelta(a.backends, cpuEnd.backends));
+  // without the runner's own (its sampler of the pipeline, the probes' GETs go through the gateway)
+  cpuMs.set("postgres (the services' backends)", backendCpuDelta(a.serviceBackends, cpuEnd.serviceBackends));
   const delta = (k: keyof ConsumerCount) => new Map([...b.consumers].map(([n, c]) => [n, c[k] - (a.consumers.get(n)?.[k] ?? 0)]));
   return {
     seconds: (b.t - a.t) / 1000,

@@ -18,8 +18,11 @@ export async function dbTransactions(sql: Sql, database: string): Promise<number
 }
 
 /** CPU ms so far of every backend connected to the database, by pid (backends opened later count from 0). */
-export async function backendCpu(sql: Sql, database: string): Promise<Map<number, number>> {
-  const rows = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
+export async function backendCpu(sql: Sql, database: string, o: { servicesOnly?: boolean } = {}): Promise<Map<number, number>> {
+  // the services name their connections flotilla-<service>[-<part>]; a runner's own are "flotilla" or the driver's default
+  const rows = await sql<{ pid: number }[]>`
+    SELECT pid FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()
+    ${o.servicesOnly ? sql`AND application_name LIKE 'flotilla-%'` : sql``}`;
   return new Map(rows.map((r) => [r.pid, cpuMs(r.pid)]));
 }
 
