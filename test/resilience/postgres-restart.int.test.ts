@@ -124,54 +124,54 @@ test(`${ROUNDS} Postgres restarts under write load: no crash, readiness follows 
   let listed = 0;
   let watched = 0;
   const loops: Promise<void>[] = [];
+  // which loops are still running, by name (a stuck one is named in the failure)
+  const running = new Set<string>();
+  const loop = (name: string, body: () => Promise<void>) => {
+    running.add(name);
+    loops.push(body().finally(() => running.delete(name)));
+  };
   // writers: every write the store acknowledged must reach the stream
   for (let w = 0; w < 8; w++) {
-    loops.push(
-      (async () => {
-        for (let i = 0; !stop; i++) {
-          const name = `cm-${w}-${i}`;
-          try {
-            await store.create(cm(name));
-            acked.add(name);
-          } catch {
-            failed++;
-            await sleep(20);
-          }
-        }
-      })(),
-    );
-  }
-  // paged lists: a REPEATABLE READ transaction each
-  loops.push(
-    (async () => {
-      while (!stop) {
+    loop(`writer ${w}`, async () => {
+      for (let i = 0; !stop; i++) {
+        const name = `cm-${w}-${i}`;
         try {
-          await store.list("/ConfigMap", { limit: 5 });
-          listed++;
+          await store.create(cm(name));
+          acked.add(name);
         } catch {
+          failed++;
           await sleep(20);
         }
       }
-    })(),
-  );
-  // a watch (LISTEN on the pool), re-opened whenever Postgres drops it
-  loops.push(
-    (async () => {
-      const abort = new AbortController();
-      const stopping = setInterval(() => stop && abort.abort(), 50);
-      while (!stop) {
-        try {
-          for await (const _ of await store.watch("/ConfigMap", { signal: abort.signal })) {
-            watched++;
-            if (stop) break;
-          }
-        } catch {
-          await sleep(50);
-        }
+    });
+  }
+  // paged lists: a REPEATABLE READ transaction each
+  loop("paged lists", async () => {
+    while (!stop) {
+      try {
+        await store.list("/ConfigMap", { limit: 5 });
+        listed++;
+      } catch {
+        await sleep(20);
       }
-      clearInterval(stopping);
-    })(),
-  );
+    }
+  });
+  // a watch (LISTEN on the pool), re-opened whenever Postgres drops it
+  loop("watch", async () => {
+    const abort = new AbortController();
+    const stopping = setInterval(() => stop && abort.abort(), 50);
+    while (!stop) {
+      try {
+        for await (const _ of await store.watch("/ConfigMap", { signal: abort.signal })) {
+          watched++;
+          if (stop) break;
+        }
+      } catch {
+        await sleep(50);
+      }
+    }
+    clearInterval(stopping);
+  });
 
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -190,7 +190,7 @@ test(`${ROUNDS} Postgres restarts under write load: no crash, readiness follows 
     // every loop ends within a query's time: one that does not is a query that never settled
     let timer: NodeJS.Timeout | undefined;
     const stuck = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`a load loop did not end within 30 s of the last restart (writes ${acked.size}, failed ${failed}, lists ${listed}, watch events ${watched})`)), 30_000);
+      timer = setTimeout(() => reject(new Error(`load loops did not end within 30 s of the last restart: ${[...running].join(", ")} (writes ${acked.size}, failed ${failed}, lists ${listed}, watch events ${watched})`)), 30_000);
     });
     await Promise.race([Promise.all(loops), stuck]).finally(() => clearTimeout(timer));
   }
