@@ -5,38 +5,18 @@
 //   node --conditions=source --import tsx test/load/eviction/run.ts [--scenario full|smoke]
 //        [--bindings N] [--clusters M] [--rate N] [--concurrency N] [--pool N]
 import os from "node:os";
-import { parseArgs } from "node:util";
-import { rfc3339, type Cluster, type KubeObject, type ResourceBinding } from "@flotilla/api";
+import { rfc3339, type KubeObject, type ResourceBinding } from "@flotilla/api";
 import { loadConfig } from "@flotilla/config";
 import { buildApp, configSchema, type App } from "@flotilla/eviction";
 import { silentLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
+import { bindingRunnerSettings, readyClusters } from "../lib/binding-runner.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
 import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
 
-const SCENARIOS: Record<string, { bindings: number; clusters: number }> = {
-  full: { bindings: 10_000, clusters: 10 },
-  smoke: { bindings: 300, clusters: 5 },
-};
-const { values } = parseArgs({
-  options: {
-    scenario: { type: "string", default: "full" },
-    bindings: { type: "string" },
-    clusters: { type: "string" },
-    rate: { type: "string", default: "0" },
-    concurrency: { type: "string", default: "16" },
-    pool: { type: "string", default: "8" },
-  },
-});
-const base = SCENARIOS[values.scenario!];
-if (!base) throw new Error(`unknown scenario ${values.scenario}; one of ${Object.keys(SCENARIOS).join(", ")}`);
-const N = Number(values.bindings ?? base.bindings);
-const M = Number(values.clusters ?? base.clusters);
-if (M < 2) throw new Error("--clusters: at least 2 (member1 was evicted from, the others replace it)");
-const RATE = Number(values.rate);
-const POOL = Number(values.pool);
+const S = bindingRunnerSettings({ rate: "0", concurrency: "16" }, "member1 was evicted from, the others replace it");
+const { n: N, m: M, clusters, rate: RATE, pool: POOL } = S;
 const EVICTED = "member1";
-const clusters = Array.from({ length: M }, (_, i) => `member${i + 1}`);
 const NAMESPACES = 10;
 const RB = "work.karmada.io/ResourceBinding";
 
@@ -103,10 +83,7 @@ async function setup(s: CountedStack): Promise<Counts> {
   try {
     await ph.relay();
     const gen = new ObjectStore(await ph.pool(16));
-    for (const name of clusters) {
-      const c = await gen.create<Cluster>({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name }, spec: { syncMode: "Push", apiEndpoint: `https://${name}.example:6443` } });
-      await gen.updateStatus({ ...c, status: { conditions: [{ type: "Ready", status: "True", reason: "ClusterReady", message: "", lastTransitionTime: rfc3339(new Date()) }] } });
-    }
+    await readyClusters(gen, clusters);
     const w0 = performance.now();
     await pool(N, 16, (i) => gen.create(binding(i)));
     console.log(`setup: ${M} Ready clusters and ${N} ResourceBindings with a graceful-eviction task from ${EVICTED} written in ${fmt((performance.now() - w0) / 1000, 1)} s`);
@@ -145,7 +122,7 @@ async function startService(s: CountedStack): Promise<Running> {
     EVENTS_STREAM: s.stream,
     EVENTS_PREFIX: s.prefix,
     DATABASE_POOL_SIZE: String(POOL),
-    CONCURRENT_GRACEFUL_EVICTION_SYNCS: values.concurrency!,
+    CONCURRENT_GRACEFUL_EVICTION_SYNCS: S.concurrency,
     RESYNC_PERIOD: "0",
   });
   const app = buildApp({ store, sql, log: silentLogger(), cfg, js: s.js });
@@ -176,8 +153,8 @@ const total = (c: Counts) => describe(c);
 
 console.log(`load average at the start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 console.log(
-  `eviction load test: scenario ${values.scenario}: ${N} bindings over ${M} clusters, each with a task from ${EVICTED}; replacements turn Healthy ${RATE > 0 ? `at ${RATE}/s` : "as fast as 16 writers go"}; ` +
-    `CONCURRENT_GRACEFUL_EVICTION_SYNCS ${values.concurrency}, pool ${POOL}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), Node ${process.version}; Postgres, NATS and this process share the machine`,
+  `eviction load test: scenario ${S.scenario}: ${N} bindings over ${M} clusters, each with a task from ${EVICTED}; replacements turn Healthy ${RATE > 0 ? `at ${RATE}/s` : "as fast as 16 writers go"}; ` +
+    `CONCURRENT_GRACEFUL_EVICTION_SYNCS ${S.concurrency}, pool ${POOL}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), Node ${process.version}; Postgres, NATS and this process share the machine`,
 );
 const s = await countedStack("LOADEV");
 try {

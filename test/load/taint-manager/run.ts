@@ -5,39 +5,19 @@
 //   node --conditions=source --import tsx test/load/taint-manager/run.ts [--scenario full|smoke]
 //        [--bindings N] [--clusters M] [--rate N] [--concurrency N] [--pool N]
 import os from "node:os";
-import { parseArgs } from "node:util";
 import type { Sql } from "postgres";
-import { rfc3339, type Cluster, type KubeObject, type ResourceBinding } from "@flotilla/api";
+import { type Cluster, type KubeObject, type ResourceBinding } from "@flotilla/api";
 import { loadConfig } from "@flotilla/config";
 import { silentLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
 import { buildApp, configSchema, type App } from "@flotilla/taint-manager";
+import { bindingRunnerSettings, readyCondition, readyClusters } from "../lib/binding-runner.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
 import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
 
-const SCENARIOS: Record<string, { bindings: number; clusters: number }> = {
-  full: { bindings: 10_000, clusters: 10 },
-  smoke: { bindings: 300, clusters: 5 },
-};
-const { values } = parseArgs({
-  options: {
-    scenario: { type: "string", default: "full" },
-    bindings: { type: "string" },
-    clusters: { type: "string" },
-    rate: { type: "string", default: "1000" },
-    concurrency: { type: "string", default: "32" },
-    pool: { type: "string", default: "8" },
-  },
-});
-const base = SCENARIOS[values.scenario!];
-if (!base) throw new Error(`unknown scenario ${values.scenario}; one of ${Object.keys(SCENARIOS).join(", ")}`);
-const N = Number(values.bindings ?? base.bindings);
-const M = Number(values.clusters ?? base.clusters);
-if (M < 2) throw new Error("--clusters: at least 2 (member1 fails, the others stay)");
-const RATE = Number(values.rate);
-const POOL = Number(values.pool);
+const S = bindingRunnerSettings({ rate: "1000", concurrency: "32" }, "member1 fails, the others stay");
+const { n: N, m: M, clusters, rate: RATE, pool: POOL } = S;
 const FAILING = "member1";
-const clusters = Array.from({ length: M }, (_, i) => `member${i + 1}`);
 const NAMESPACES = 10;
 
 /** The service's store, noting when member1 gets its NoExecute taint and when each binding leaves member1. */
@@ -56,7 +36,6 @@ class TimingStore extends ObjectStore {
   }
 }
 
-const ready = (status: "True" | "False") => ({ type: "Ready", status, reason: status === "True" ? "ClusterReady" : "ClusterNotReady", message: "", lastTransitionTime: rfc3339(new Date()) });
 
 /** Binding i: one replica on member1 and one on another cluster; Divided, no tolerations (evicted at once). */
 function binding(i: number): ResourceBinding {
@@ -83,10 +62,7 @@ async function setup(s: CountedStack): Promise<void> {
   try {
     await ph.relay();
     const gen = new ObjectStore(await ph.pool(16));
-    for (const name of clusters) {
-      const c = await gen.create<Cluster>({ apiVersion: "cluster.karmada.io/v1alpha1", kind: "Cluster", metadata: { name }, spec: { syncMode: "Push", apiEndpoint: `https://${name}.example:6443` } });
-      await gen.updateStatus({ ...c, status: { conditions: [ready("True")] } });
-    }
+    await readyClusters(gen, clusters);
     const w0 = performance.now();
     await pool(N, 16, (i) => gen.create(binding(i)));
     console.log(`setup: ${M} Ready clusters and ${N} ResourceBindings (each on ${FAILING} and one other cluster) written in ${fmt((performance.now() - w0) / 1000, 1)} s`);
@@ -118,7 +94,7 @@ async function startService(s: CountedStack): Promise<Running> {
     DATABASE_POOL_SIZE: String(POOL),
     FAILOVER_EVICTION_TIMEOUT: "0s",
     RESOURCE_EVICTION_RATE: String(RATE),
-    CONCURRENT_BINDING_EVICTION_SYNCS: values.concurrency!,
+    CONCURRENT_BINDING_EVICTION_SYNCS: S.concurrency,
     RESYNC_PERIOD: "0",
   });
   const app = buildApp({ store, sql, log: silentLogger(), cfg, js: s.js });
@@ -150,7 +126,7 @@ const total = (c: Counts) => describe(c);
 
 console.log(`load average at the start: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
 console.log(
-  `taint-manager load test: scenario ${values.scenario}: ${N} bindings over ${M} clusters, ${FAILING} fails; RESOURCE_EVICTION_RATE ${RATE}/s, CONCURRENT_BINDING_EVICTION_SYNCS ${values.concurrency}, pool ${POOL}; ` +
+  `taint-manager load test: scenario ${S.scenario}: ${N} bindings over ${M} clusters, ${FAILING} fails; RESOURCE_EVICTION_RATE ${RATE}/s, CONCURRENT_BINDING_EVICTION_SYNCS ${S.concurrency}, pool ${POOL}; ` +
     `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), Node ${process.version}; Postgres, NATS and this process share the machine`,
 );
 const s = await countedStack("LOADTM");
@@ -168,7 +144,7 @@ try {
   const mem = rssPeak();
   const cpu0 = { self: selfCpuMs(), pg: await s.backendCpu() };
   const t0 = performance.now();
-  await r.gen.mutate<Cluster>({ gk: "cluster.karmada.io/Cluster", namespace: "", name: FAILING }, (c) => ({ ...c, status: { ...c.status, conditions: [...(c.status?.conditions ?? []).filter((x) => x.type !== "Ready"), ready("False")] } }), { status: true });
+  await r.gen.mutate<Cluster>({ gk: "cluster.karmada.io/Cluster", namespace: "", name: FAILING }, (c) => ({ ...c, status: { ...c.status, conditions: [...(c.status?.conditions ?? []).filter((x) => x.type !== "Ready"), readyCondition("False")] } }), { status: true });
   for (;;) {
     if (r.store.evictedAt.size >= N) break;
     if (performance.now() - t0 > 600_000) throw new Error(`only ${r.store.evictedAt.size}/${N} evicted after 10 min`);
