@@ -915,9 +915,7 @@ class OutboxWaiter {
   private pending = false;
   private readonly entry: { waiters: Set<(payload: string) => void>; ready: Promise<unknown> };
   private readonly onNotice = (payload: string) => {
-    if (!this.relevant(payload)) return;
-    if (this.wake) this.wake();
-    else this.pending = true;
+    if (this.relevant(payload)) this.poke();
   };
 
   constructor(
