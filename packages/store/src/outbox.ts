@@ -30,6 +30,15 @@ export interface OutboxPosition {
 }
 
 /**
+ * Outbox rows `o` after the relay's cursor. The cursor is read as scalars (init plans), so the
+ * range is an index condition on outbox_rv: joined with outbox_watermark, every row below the
+ * xmin was scanned and filtered, a cost that grew with the retained outbox.
+ */
+function afterCursor(sql: Sql) {
+  return sql`(o.rv, o.id) > ((SELECT published_rv FROM outbox_watermark), (SELECT published_id FROM outbox_watermark))`;
+}
+
+/**
  * The rows after the relay's cursor in (rv, id) order, only those below the snapshot's xmin:
  * every transaction that could still add a row before them has ended, so the cursor never passes
  * a row that commits later.
@@ -39,9 +48,7 @@ export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRo
     SELECT o.id::text, o.rv::text, o.gk, o.namespace, o.name, o.uid::text, o.type, o.object->>'apiVersion' AS api_version,
            o.object->'metadata'->>'generation' AS generation, o.index_keys, o.trace_context
     FROM outbox o
-    -- the cursor as scalars (init plans), so the range is an index condition on outbox_rv: a join
-    -- would scan every row below the xmin and filter, a cost that grew with the retained outbox
-    WHERE (o.rv, o.id) > ((SELECT published_rv FROM outbox_watermark), (SELECT published_id FROM outbox_watermark))
+    WHERE ${afterCursor(sql)}
       AND o.rv < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     ORDER BY o.rv, o.id LIMIT ${limit}`;
 }
@@ -49,8 +56,7 @@ export async function fetchUnpublished(sql: Sql, limit = 1000): Promise<OutboxRo
 /** How many rows the relay has still to publish (committed ones, after its cursor). */
 export async function unpublishedCount(sql: Sql): Promise<number> {
   const [{ n }] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM outbox o
-    WHERE (o.rv, o.id) > ((SELECT published_rv FROM outbox_watermark), (SELECT published_id FROM outbox_watermark))`;
+    SELECT count(*)::int AS n FROM outbox o WHERE ${afterCursor(sql)}`;
   return n;
 }
 
