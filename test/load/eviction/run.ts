@@ -12,7 +12,7 @@ import { silentLogger } from "@flotilla/log";
 import { ObjectStore } from "@flotilla/store";
 import { bindingRunnerSettings, readyClusters } from "../lib/binding-runner.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
-import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
+import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, untilIdle, type Counts, type CountedStack } from "../lib/counted.js";
 
 const S = bindingRunnerSettings({ rate: "0", concurrency: "16" }, "member1 was evicted from, the others replace it");
 const { n: N, m: M, clusters, rate: RATE, pool: POOL } = S;
@@ -127,14 +127,7 @@ async function startService(s: CountedStack): Promise<Running> {
   });
   const app = buildApp({ store, sql, log: silentLogger(), cfg, js: s.js });
   await app.start();
-  const idle = async () => {
-    for (let quiet = 0; quiet < 3; ) {
-      await sleep(100);
-      const busy = [app.controller, app.applicationFailover, app.moveBack].some((c) => c.snapshot().queueDepth + c.snapshot().inFlight > 0);
-      await ph.drained();
-      quiet = busy ? 0 : quiet + 1;
-    }
-  };
+  const idle = () => untilIdle(ph, () => [app.controller, app.applicationFailover, app.moveBack]);
   await idle();
   return {
     app,

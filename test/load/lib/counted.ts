@@ -161,3 +161,13 @@ export function selfCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
+
+/** Until no controller has a key queued or in flight and the phase's outbox is published: three checks 100 ms apart in a row. */
+export async function untilIdle(ph: Pick<Phase, "drained">, controllers: () => readonly { snapshot(): { queueDepth: number; inFlight: number } }[]): Promise<void> {
+  for (let quiet = 0; quiet < 3; ) {
+    await sleep(100);
+    const busy = controllers().some((c) => c.snapshot().queueDepth + c.snapshot().inFlight > 0);
+    await ph.drained();
+    quiet = busy ? 0 : quiet + 1;
+  }
+}

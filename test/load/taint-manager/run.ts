@@ -13,7 +13,7 @@ import { ObjectStore } from "@flotilla/store";
 import { buildApp, configSchema, type App } from "@flotilla/taint-manager";
 import { bindingRunnerSettings, readyCondition, readyClusters } from "../lib/binding-runner.js";
 import { distribution, fmt, markdownTable, mib, pool, sleep } from "../lib/stats.js";
-import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, type Counts, type CountedStack } from "../lib/counted.js";
+import { backendCpuDelta, countedStack, describe, minus, rssPeak, selfCpuMs, untilIdle, type Counts, type CountedStack } from "../lib/counted.js";
 
 const S = bindingRunnerSettings({ rate: "1000", concurrency: "32" }, "member1 fails, the others stay");
 const { n: N, m: M, clusters, rate: RATE, pool: POOL } = S;
@@ -99,14 +99,7 @@ async function startService(s: CountedStack): Promise<Running> {
   });
   const app = buildApp({ store, sql, log: silentLogger(), cfg, js: s.js });
   await app.start();
-  const idle = async () => {
-    for (let quiet = 0; quiet < 3; ) {
-      await sleep(100);
-      const busy = Object.values(app.controllers).some((c) => c.snapshot().queueDepth + c.snapshot().inFlight > 0);
-      await ph.drained();
-      quiet = busy ? 0 : quiet + 1;
-    }
-  };
+  const idle = () => untilIdle(ph, () => Object.values(app.controllers));
   await idle();
   return {
     app,
